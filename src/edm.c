@@ -1,0 +1,388 @@
+/*-------------------------------------------------------------------------
+ *
+ * edm.c
+ *	  The Table service's value forms: DateTime (100 ns ticks), Guid, Binary
+ *	  (base64), ETags, and UTF-16 lengths and order of UTF-8 strings.
+ *
+ * The service is written in .NET: its lengths are counted in UTF-16 code
+ * units and its string order is ordinal by UTF-16 code unit.  PostgreSQL
+ * holds text as UTF-8, so these helpers translate without converting.
+ *
+ * A DateTime is held as ticks: 100 ns units since 1601-01-01T00:00:00Z,
+ * the start of the service's DateTime range.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "common/base64.h"
+#include "mb/pg_wchar.h"
+#include "utils/datetime.h"
+
+#include "tablestore.h"
+
+#define TICKS_PER_SECOND	INT64CONST(10000000)
+#define TICKS_PER_DAY		(INT64CONST(86400) * TICKS_PER_SECOND)
+
+/* Ticks of 9999-12-31T23:59:59.9999999Z, the largest DateTime. */
+#define MAX_TICKS			(days_from_1601(10000, 1, 1) * TICKS_PER_DAY - 1)
+
+/*
+ * ts_utf16_length: the number of UTF-16 code units of a UTF-8 string
+ * (characters outside the BMP count two).
+ */
+int
+ts_utf16_length(const char *s, int len)
+{
+	int			n = 0;
+
+	for (int i = 0; i < len; i++)
+	{
+		unsigned char c = (unsigned char) s[i];
+
+		if ((c & 0xC0) != 0x80)		/* a lead byte starts a character */
+			n += (c >= 0xF0) ? 2 : 1;
+	}
+	return n;
+}
+
+/*
+ * Decode the UTF-8 character starting at s (valid UTF-8 assumed) and return
+ * its first UTF-16 code unit.
+ */
+static uint32
+first_utf16_unit(const unsigned char *s)
+{
+	pg_wchar	cp = utf8_to_unicode(s);
+
+	if (cp >= 0x10000)
+		return 0xD800 + ((cp - 0x10000) >> 10);
+	return cp;
+}
+
+/*
+ * ts_utf16_cmp: compare two UTF-8 strings ordinally by UTF-16 code unit, as
+ * the service orders keys and strings.
+ *
+ * UTF-8 byte order equals code point order, which equals UTF-16 order except
+ * where a supplementary character meets one in U+E000..U+FFFF.  So compare
+ * bytes, and at the first difference compare the two characters' first
+ * UTF-16 code units.
+ */
+int
+ts_utf16_cmp(const char *a, int alen, const char *b, int blen)
+{
+	int			n = Min(alen, blen);
+	int			i = 0;
+	uint32		ua,
+				ub;
+
+	while (i < n && a[i] == b[i])
+		i++;
+	if (i == n)
+		return (alen > blen) - (alen < blen);
+
+	/* back up to the start of the differing characters */
+	while (i > 0 && (((unsigned char) a[i]) & 0xC0) == 0x80)
+		i--;
+	ua = first_utf16_unit((const unsigned char *) a + i);
+	ub = first_utf16_unit((const unsigned char *) b + i);
+	if (ua != ub)
+		return ua < ub ? -1 : 1;
+	/* same first unit: both supplementary; code point order decides */
+	return memcmp(a + i, b + i, Min(alen, blen) - i) < 0 ? -1 : 1;
+}
+
+/*
+ * Days from 1601-01-01 to y-m-d in the proleptic Gregorian calendar.
+ */
+static int64
+days_from_1601(int y, int m, int d)
+{
+	/* date2j counts Julian days; 1601-01-01 is its day 2305814 */
+	return (int64) date2j(y, m, d) - date2j(1601, 1, 1);
+}
+
+static bool
+parse_digits(const char *s, int n, int *out)
+{
+	int			v = 0;
+
+	for (int i = 0; i < n; i++)
+	{
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+		v = v * 10 + (s[i] - '0');
+	}
+	*out = v;
+	return true;
+}
+
+/*
+ * ts_parse_datetime: parse an ISO 8601 UTC DateTime of the form
+ * YYYY-MM-DDTHH:MM:SS[.fffffff][Z] into ticks.
+ *
+ * Returns false if the text is not of that form (the caller reports
+ * InvalidInput).  A well-formed value outside 1601-01-01 .. 9999-12-31 is
+ * reported here as OutOfRangeInput.
+ */
+bool
+ts_parse_datetime(const char *s, int len, int64 *ticks)
+{
+	int			y,
+				mo,
+				d,
+				h,
+				mi,
+				sec;
+	int64		frac = 0;
+	int			pos = 19;
+
+	if (len < 19 ||
+		!parse_digits(s, 4, &y) || s[4] != '-' ||
+		!parse_digits(s + 5, 2, &mo) || s[7] != '-' ||
+		!parse_digits(s + 8, 2, &d) || (s[10] != 'T' && s[10] != 't') ||
+		!parse_digits(s + 11, 2, &h) || s[13] != ':' ||
+		!parse_digits(s + 14, 2, &mi) || s[16] != ':' ||
+		!parse_digits(s + 17, 2, &sec))
+		return false;
+
+	if (pos < len && s[pos] == '.')
+	{
+		int			ndigits = 0;
+
+		pos++;
+		while (pos < len && s[pos] >= '0' && s[pos] <= '9')
+		{
+			if (ndigits == 7)
+				return false;	/* finer than a tick */
+			frac = frac * 10 + (s[pos] - '0');
+			ndigits++;
+			pos++;
+		}
+		if (ndigits == 0)
+			return false;
+		while (ndigits++ < 7)
+			frac *= 10;
+	}
+	if (pos < len && (s[pos] == 'Z' || s[pos] == 'z'))
+		pos++;
+	if (pos != len)
+		return false;
+
+	if (mo < 1 || mo > 12 || d < 1 || h > 23 || mi > 59 || sec > 59)
+		return false;
+	if (d > day_tab[isleap(y)][mo - 1])
+		return false;
+
+	if (y < 1601)
+		ts_ereport(ERROR, TS_OutOfRangeInput,
+				   errmsg("DateTime value \"%.*s\" is out of range", len, s),
+				   errhint("DateTime values lie between 1601-01-01T00:00:00Z and 9999-12-31T23:59:59.9999999Z."));
+
+	*ticks = days_from_1601(y, mo, d) * TICKS_PER_DAY +
+		((int64) h * 3600 + mi * 60 + sec) * TICKS_PER_SECOND + frac;
+	return true;
+}
+
+/*
+ * ts_format_datetime: ticks as the service writes a DateTime: UTC, up to
+ * seven fractional digits with trailing zeros trimmed.
+ */
+char *
+ts_format_datetime(int64 ticks)
+{
+	int64		days = ticks / TICKS_PER_DAY;
+	int64		rest = ticks % TICKS_PER_DAY;
+	int64		frac = rest % TICKS_PER_SECOND;
+	int			secs = (int) (rest / TICKS_PER_SECOND);
+	int			y,
+				m,
+				d;
+	char		buf[40];
+	int			n;
+
+	Assert(ticks >= 0 && ticks <= MAX_TICKS);
+	j2date((int) (days + date2j(1601, 1, 1)), &y, &m, &d);
+	n = snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d",
+				 y, m, d, secs / 3600, (secs / 60) % 60, secs % 60);
+	if (frac != 0)
+	{
+		int			digits = 7;
+
+		while (frac % 10 == 0)
+		{
+			frac /= 10;
+			digits--;
+		}
+		n += snprintf(buf + n, sizeof(buf) - n, ".%0*lld", digits, (long long) frac);
+	}
+	snprintf(buf + n, sizeof(buf) - n, "Z");
+	return pstrdup(buf);
+}
+
+/* Ticks from 1601-01-01 to 2000-01-01, PostgreSQL's timestamp epoch. */
+static int64
+pg_epoch_ticks(void)
+{
+	return days_from_1601(2000, 1, 1) * TICKS_PER_DAY;
+}
+
+/*
+ * ts_timestamptz_to_ticks: a timestamptz (microseconds) in ticks.
+ */
+int64
+ts_timestamptz_to_ticks(TimestampTz ts)
+{
+	return (int64) ts * 10 + pg_epoch_ticks();
+}
+
+/*
+ * ts_ticks_to_timestamptz: ticks as a timestamptz; sub-microsecond digits
+ * are truncated.
+ */
+TimestampTz
+ts_ticks_to_timestamptz(int64 ticks)
+{
+	int64		t = ticks - pg_epoch_ticks();
+
+	/* floor division, so that times before 2000 truncate toward the past */
+	return (TimestampTz) (t >= 0 ? t / 10 : -((-t + 9) / 10));
+}
+
+static int
+hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/*
+ * ts_parse_guid: parse xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx (hex, either
+ * case) into 16 bytes.
+ */
+bool
+ts_parse_guid(const char *s, int len, uint8 *out)
+{
+	int			nb = 0;
+
+	if (len != 36)
+		return false;
+	for (int i = 0; i < 36; i++)
+	{
+		if (i == 8 || i == 13 || i == 18 || i == 23)
+		{
+			if (s[i] != '-')
+				return false;
+			continue;
+		}
+		if (hexval(s[i]) < 0 || hexval(s[i + 1]) < 0)
+			return false;
+		out[nb++] = (uint8) (hexval(s[i]) << 4 | hexval(s[i + 1]));
+		i++;
+	}
+	return nb == 16;
+}
+
+/*
+ * ts_format_guid: the canonical lower-case text of a Guid.
+ */
+char *
+ts_format_guid(const uint8 *g)
+{
+	return psprintf("%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+					g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7],
+					g[8], g[9], g[10], g[11], g[12], g[13], g[14], g[15]);
+}
+
+static bool
+is_base64_char(char c)
+{
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+		(c >= '0' && c <= '9') || c == '+' || c == '/';
+}
+
+/*
+ * ts_check_base64: whether s is strict, padded base64; if so, the number of
+ * bytes it encodes.
+ */
+bool
+ts_check_base64(const char *s, int len, int *nbytes)
+{
+	int			pad = 0;
+
+	if (len % 4 != 0)
+		return false;
+	if (len > 0 && s[len - 1] == '=')
+		pad = (len > 1 && s[len - 2] == '=') ? 2 : 1;
+	for (int i = 0; i < len - pad; i++)
+		if (!is_base64_char(s[i]))
+			return false;
+	*nbytes = len / 4 * 3 - pad;
+	return true;
+}
+
+/*
+ * ts_format_etag: the ETag of an entity whose Timestamp is ts, in the live
+ * service's form W/"datetime'2021-02-01T20%3A58%3A57.614341Z'".
+ */
+char *
+ts_format_etag(TimestampTz ts)
+{
+	char	   *dt = ts_format_datetime(ts_timestamptz_to_ticks(ts));
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	appendStringInfoString(&buf, "W/\"datetime'");
+	for (char *p = dt; *p; p++)
+	{
+		if (*p == ':')
+			appendStringInfoString(&buf, "%3A");
+		else
+			appendStringInfoChar(&buf, *p);
+	}
+	appendStringInfoString(&buf, "'\"");
+	return buf.data;
+}
+
+/*
+ * ts_parse_etag: the Timestamp (in ticks) an ETag stands for.  Returns
+ * false if the text is not an ETag of the service's form.
+ */
+bool
+ts_parse_etag(const char *etag, int64 *ticks)
+{
+	static const char prefix[] = "W/\"datetime'";
+	static const char suffix[] = "'\"";
+	size_t		len = strlen(etag);
+	StringInfoData dt;
+
+	if (len < strlen(prefix) + strlen(suffix) ||
+		strncmp(etag, prefix, strlen(prefix)) != 0 ||
+		strcmp(etag + len - strlen(suffix), suffix) != 0)
+		return false;
+
+	initStringInfo(&dt);
+	for (size_t i = strlen(prefix); i < len - strlen(suffix); i++)
+	{
+		if (etag[i] == '%' && i + 2 < len && etag[i + 1] == '3' &&
+			(etag[i + 2] == 'A' || etag[i + 2] == 'a'))
+		{
+			appendStringInfoChar(&dt, ':');
+			i += 2;
+		}
+		else
+			appendStringInfoChar(&dt, etag[i]);
+	}
+	if (dt.len < 20 || dt.data[dt.len - 1] != 'Z')
+		return false;
+	/* an out-of-range time cannot be any entity's ETag: call it malformed */
+	if (dt.data[0] < '1' || (strncmp(dt.data, "1601", 4) < 0))
+		return false;
+	return ts_parse_datetime(dt.data, dt.len, ticks);
+}

@@ -1,0 +1,894 @@
+/*-------------------------------------------------------------------------
+ *
+ * entity.c
+ *	  Entity validation, typing and the canonical stored form.
+ *
+ * A caller's entity is the service's JSON: PartitionKey, RowKey, custom
+ * properties, and "Name@odata.type" annotations.  It is checked against the
+ * service's rules (keys, names, types, literal values, sizes, counts) and
+ * brought into the canonical form that is stored and returned:
+ *
+ *	- String, Int32 and Boolean values are plain JSON, unannotated;
+ *	- Int64 is a JSON string, DateTime the service's ISO 8601 text (trailing
+ *	  zeros of the fraction trimmed), Guid lower-case text, Binary strict
+ *	  padded base64, each with its annotation;
+ *	- a finite Double is a JSON number in its shortest round-trip form,
+ *	  annotated when the number shows no decimal point; NaN, Infinity,
+ *	  -Infinity and -0 are annotated JSON strings.
+ *
+ * The canonical form is itself valid input and canonicalizing it again is
+ * the identity, which is what Merge relies on.  Null values mean "absent".
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/itup.h"
+#include "common/base64.h"
+#include "common/shortest_dec.h"
+#include "mb/pg_wchar.h"
+#include "nodes/pg_list.h"
+#include "utils/builtins.h"
+#include "utils/float.h"
+#include "utils/jsonb.h"
+#include "utils/numeric.h"
+
+#include "tablestore.h"
+
+#define ANNOTATION_SUFFIX	"@odata.type"
+#define ANNOTATION_SUFFIX_LEN (sizeof(ANNOTATION_SUFFIX) - 1)
+
+static const char *const edm_type_names[] = {
+	"Edm.String", "Edm.Int32", "Edm.Int64", "Edm.Double",
+	"Edm.Boolean", "Edm.DateTime", "Edm.Guid", "Edm.Binary"
+};
+
+/* One top-level member of an entity object. */
+typedef struct Member
+{
+	char	   *name;
+	int			namelen;
+	JsonbValue	value;
+} Member;
+
+/*
+ * ts_validate_key: check a PartitionKey or RowKey value: no forbidden
+ * characters, at most 512 UTF-16 code units.
+ */
+void
+ts_validate_key(const char *name, const char *s, int len)
+{
+	const unsigned char *p = (const unsigned char *) s;
+	const unsigned char *end = p + len;
+
+	while (p < end)
+	{
+		pg_wchar	c = utf8_to_unicode(p);
+
+		if (c == '/' || c == '\\' || c == '#' || c == '?' ||
+			c <= 0x1F || (c >= 0x7F && c <= 0x9F))
+			ts_ereport(ERROR, TS_OutOfRangeInput,
+					   errmsg("%s contains a forbidden character", name),
+					   errhint("Keys cannot contain /, \\, #, ?, or control characters U+0000 to U+001F and U+007F to U+009F."));
+		p += pg_utf_mblen(p);
+	}
+	if (ts_utf16_length(s, len) > TS_MAX_KEY_UTF16)
+		ts_ereport(ERROR, TS_PropertyValueTooLarge,
+				   errmsg("%s is longer than %d UTF-16 code units", name, TS_MAX_KEY_UTF16));
+}
+
+/*
+ * ts_check_key_pair_fits: refuse a key pair whose index tuple would exceed
+ * what the btree key index holds, with our error rather than the btree's.
+ *
+ * The computation is the uncompressed (pk, rk) index tuple: header, two
+ * 4-byte varlena headers, int alignment between them, MAXALIGN at the end.
+ * Inline compression could make some longer pairs fit; we do not count on it.
+ */
+void
+ts_check_key_pair_fits(const char *pk, int pklen, const char *rk, int rklen)
+{
+	Size		sz;
+
+	sz = MAXALIGN(INTALIGN(sizeof(IndexTupleData) + VARHDRSZ + pklen) + VARHDRSZ + rklen);
+	if (sz > TS_BTREE_MAX_ITEM)
+		ts_ereport(ERROR, TS_KeyValueTooLarge,
+				   errmsg("PartitionKey and RowKey together take %d bytes, more than the key index holds", pklen + rklen),
+				   errhint("In UTF-8 the two keys may take at most about %d bytes together.",
+						   (int) (TS_BTREE_MAX_ITEM - MAXALIGN(sizeof(IndexTupleData) + 2 * VARHDRSZ))));
+}
+
+/*
+ * ts_is_valid_property_name: a C#-identifier-like name: a letter or '_'
+ * first, then letters, digits and '_'.  Non-ASCII characters count as
+ * letters unless they are controls (U+0080..U+009F), private use
+ * (U+E000..U+F8FF) or non-characters.
+ */
+bool
+ts_is_valid_property_name(const char *s, int len)
+{
+	const unsigned char *p = (const unsigned char *) s;
+	const unsigned char *end = p + len;
+	bool		first = true;
+
+	if (len == 0)
+		return false;
+	while (p < end)
+	{
+		pg_wchar	c = utf8_to_unicode(p);
+
+		if (c < 0x80)
+		{
+			if (!(isalpha(c) || c == '_' || (!first && isdigit(c))))
+				return false;
+		}
+		else if (c <= 0x9F || (c >= 0xE000 && c <= 0xF8FF) ||
+				 (c >= 0xFDD0 && c <= 0xFDEF) || (c & 0xFFFE) == 0xFFFE)
+			return false;
+		first = false;
+		p += pg_utf_mblen(p);
+	}
+	return true;
+}
+
+static bool
+is_annotation(const char *name, int len)
+{
+	return len > (int) ANNOTATION_SUFFIX_LEN &&
+		memcmp(name + len - ANNOTATION_SUFFIX_LEN, ANNOTATION_SUFFIX, ANNOTATION_SUFFIX_LEN) == 0;
+}
+
+static bool
+name_is(const Member *m, const char *s)
+{
+	return m->namelen == (int) strlen(s) && memcmp(m->name, s, m->namelen) == 0;
+}
+
+/*
+ * Collect the top-level members of a jsonb object.  Nested objects and
+ * arrays come back as jbvBinary values.
+ */
+static Member *
+collect_members(Jsonb *obj, int *nmembers)
+{
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	int			n = JB_ROOT_COUNT(obj);
+	Member	   *members = palloc(sizeof(Member) * Max(n, 1));
+	int			i = 0;
+
+	it = JsonbIteratorInit(&obj->root);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		if (tok == WJB_KEY)
+		{
+			Assert(i < n);
+			members[i].name = v.val.string.val;
+			members[i].namelen = v.val.string.len;
+			tok = JsonbIteratorNext(&it, &members[i].value, true);
+			Assert(tok == WJB_VALUE);
+			i++;
+		}
+	}
+	*nmembers = i;
+	return members;
+}
+
+static void
+push_string(JsonbParseState **st, JsonbIteratorToken tok, const char *s, int len)
+{
+	JsonbValue	v;
+
+	v.type = jbvString;
+	v.val.string.val = (char *) s;
+	v.val.string.len = len;
+	pushJsonbValue(st, tok, &v);
+}
+
+static void
+push_cstring(JsonbParseState **st, JsonbIteratorToken tok, const char *s)
+{
+	push_string(st, tok, s, strlen(s));
+}
+
+/* The text of a jsonb number, as numeric_out writes it. */
+static char *
+numeric_text(const JsonbValue *v)
+{
+	return DatumGetCString(DirectFunctionCall1(numeric_out, NumericGetDatum(v->val.numeric)));
+}
+
+static char *
+value_text_for_error(const JsonbValue *v)
+{
+	switch (v->type)
+	{
+		case jbvString:
+			return pnstrdup(v->val.string.val, Min(v->val.string.len, 100));
+		case jbvNumeric:
+			return numeric_text(v);
+		case jbvBool:
+			return v->val.boolean ? "true" : "false";
+		default:
+			return "(complex value)";
+	}
+}
+
+static void invalid_value(const Member *m, TsEdmType type) pg_attribute_noreturn();
+
+static void
+invalid_value(const Member *m, TsEdmType type)
+{
+	ts_ereport(ERROR, TS_InvalidInput,
+			   errmsg("value %s of property \"%.*s\" is not a valid %s",
+					  value_text_for_error(&m->value), m->namelen, m->name,
+					  edm_type_names[type]));
+}
+
+/*
+ * Parse text as a signed 64-bit integer in decimal, strictly.
+ */
+static bool
+parse_int64_strict(const char *s, int len, int64 *out)
+{
+	uint64		v = 0;
+	bool		neg = false;
+	int			i = 0;
+
+	if (len > 0 && (s[0] == '-' || s[0] == '+'))
+	{
+		neg = (s[0] == '-');
+		i = 1;
+	}
+	if (i == len)
+		return false;
+	for (; i < len; i++)
+	{
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+		if (v > (PG_UINT64_MAX - (s[i] - '0')) / 10)
+			return false;
+		v = v * 10 + (s[i] - '0');
+	}
+	if (neg)
+	{
+		if (v > (uint64) PG_INT64_MAX + 1)
+			return false;
+		*out = (int64) (0 - v);
+	}
+	else
+	{
+		if (v > (uint64) PG_INT64_MAX)
+			return false;
+		*out = (int64) v;
+	}
+	return true;
+}
+
+/*
+ * Push a finite or special double in canonical form; returns whether the
+ * JSON form needs the Edm.Double annotation.
+ */
+static bool
+push_double(JsonbParseState **st, double d)
+{
+	char		buf[DOUBLE_SHORTEST_DECIMAL_LEN];
+	JsonbValue	v;
+
+	if (isnan(d))
+	{
+		push_cstring(st, WJB_VALUE, "NaN");
+		return true;
+	}
+	if (isinf(d))
+	{
+		push_cstring(st, WJB_VALUE, d > 0 ? "Infinity" : "-Infinity");
+		return true;
+	}
+	if (d == 0 && signbit(d))
+	{
+		push_cstring(st, WJB_VALUE, "-0");
+		return true;
+	}
+	double_to_shortest_decimal_buf(d, buf);
+	v.type = jbvNumeric;
+	v.val.numeric = DatumGetNumeric(DirectFunctionCall3(numeric_in, CStringGetDatum(buf),
+														ObjectIdGetDatum(InvalidOid),
+														Int32GetDatum(-1)));
+	pushJsonbValue(st, WJB_VALUE, &v);
+	/* numeric_out shows a '.' exactly when the value has a fraction */
+	return strchr(numeric_text(&v), '.') == NULL;
+}
+
+/*
+ * Parse a Double given as JSON: a number, or (annotated) a string holding a
+ * number or NaN/Infinity/-Infinity.
+ */
+static bool
+parse_double_value(const JsonbValue *v, double *d)
+{
+	char	   *s;
+	char	   *end;
+
+	if (v->type == jbvNumeric)
+		s = numeric_text(v);
+	else if (v->type == jbvString)
+	{
+		s = pnstrdup(v->val.string.val, v->val.string.len);
+		if (strcmp(s, "NaN") == 0)
+		{
+			*d = get_float8_nan();
+			return true;
+		}
+		if (strcmp(s, "Infinity") == 0 || strcmp(s, "INF") == 0)
+		{
+			*d = get_float8_infinity();
+			return true;
+		}
+		if (strcmp(s, "-Infinity") == 0 || strcmp(s, "-INF") == 0)
+		{
+			*d = -get_float8_infinity();
+			return true;
+		}
+	}
+	else
+		return false;
+
+	if (*s == '\0' || isspace((unsigned char) *s))
+		return false;
+	errno = 0;
+	*d = strtod(s, &end);
+	if (*end != '\0' || isnan(*d) || isinf(*d))
+		return false;			/* overflow or trailing junk */
+	return true;
+}
+
+/*
+ * The service's size of a value, for the entity size formula.
+ */
+static int64
+value_size(TsEdmType type, int64 len)
+{
+	switch (type)
+	{
+		case EDM_STRING:
+			return 2 * len + 4;
+		case EDM_BINARY:
+			return len + 4;
+		case EDM_DATETIME:
+		case EDM_DOUBLE:
+		case EDM_INT64:
+			return 8;
+		case EDM_GUID:
+			return 16;
+		case EDM_INT32:
+			return 4;
+		case EDM_BOOLEAN:
+			return 1;
+	}
+	return 0;					/* keep the compiler quiet */
+}
+
+/*
+ * Check one property's value against its type and push its canonical name,
+ * value and annotation.  Returns the value's size by the service's formula.
+ */
+static int64
+push_property(JsonbParseState **st, const Member *m, const Member *annotation)
+{
+	const JsonbValue *v = &m->value;
+	TsEdmType	type;
+	bool		annotate = false;
+	int64		len = 0;
+
+	if (v->type == jbvBinary)
+		ts_ereport(ERROR, TS_InvalidInput,
+				   errmsg("property \"%.*s\" has a nested object or array value", m->namelen, m->name),
+				   errhint("Property values are strings, numbers, Booleans, or typed strings with a \"%.*s@odata.type\" annotation.",
+						   m->namelen, m->name));
+
+	/* The type: from the annotation, else inferred from the JSON. */
+	if (annotation != NULL)
+	{
+		const JsonbValue *a = &annotation->value;
+		int			t;
+
+		if (a->type != jbvString)
+			ts_ereport(ERROR, TS_InvalidInput,
+					   errmsg("annotation \"%.*s\" is not a string", annotation->namelen, annotation->name));
+		for (t = 0; t < (int) lengthof(edm_type_names); t++)
+			if ((int) strlen(edm_type_names[t]) == a->val.string.len &&
+				memcmp(edm_type_names[t], a->val.string.val, a->val.string.len) == 0)
+				break;
+		if (t == (int) lengthof(edm_type_names))
+			ts_ereport(ERROR, TS_InvalidInput,
+					   errmsg("unrecognized type \"%.*s\" for property \"%.*s\"",
+							  a->val.string.len, a->val.string.val, m->namelen, m->name),
+					   errhint("The types are Edm.String, Edm.Int32, Edm.Int64, Edm.Double, Edm.Boolean, Edm.DateTime, Edm.Guid and Edm.Binary."));
+		type = (TsEdmType) t;
+	}
+	else if (v->type == jbvString)
+		type = EDM_STRING;
+	else if (v->type == jbvBool)
+		type = EDM_BOOLEAN;
+	else
+	{
+		char	   *txt = numeric_text(v);
+
+		type = (strpbrk(txt, ".eE") != NULL) ? EDM_DOUBLE : EDM_INT32;
+	}
+
+	push_string(st, WJB_KEY, m->name, m->namelen);
+
+	switch (type)
+	{
+		case EDM_STRING:
+			if (v->type != jbvString)
+				invalid_value(m, type);
+			len = ts_utf16_length(v->val.string.val, v->val.string.len);
+			if (len > TS_MAX_STRING_UTF16)
+				ts_ereport(ERROR, TS_PropertyValueTooLarge,
+						   errmsg("value of property \"%.*s\" is longer than %d UTF-16 code units",
+								  m->namelen, m->name, TS_MAX_STRING_UTF16));
+			pushJsonbValue(st, WJB_VALUE, (JsonbValue *) v);
+			break;
+
+		case EDM_INT32:
+		case EDM_INT64:
+			{
+				char	   *txt;
+				int64		i;
+				JsonbValue	out;
+
+				if (v->type == jbvNumeric)
+					txt = numeric_text(v);
+				else if (v->type == jbvString)
+					txt = pnstrdup(v->val.string.val, v->val.string.len);
+				else
+					invalid_value(m, type);
+				if (!parse_int64_strict(txt, strlen(txt), &i) ||
+					(type == EDM_INT32 && (i < PG_INT32_MIN || i > PG_INT32_MAX)))
+					invalid_value(m, type);
+				if (type == EDM_INT32)
+				{
+					out.type = jbvNumeric;
+					out.val.numeric = int64_to_numeric(i);
+					pushJsonbValue(st, WJB_VALUE, &out);
+				}
+				else
+				{
+					push_cstring(st, WJB_VALUE, psprintf(INT64_FORMAT, i));
+					annotate = true;
+				}
+				break;
+			}
+
+		case EDM_DOUBLE:
+			{
+				double		d;
+
+				if (!parse_double_value(v, &d))
+					invalid_value(m, type);
+				annotate = push_double(st, d);
+				break;
+			}
+
+		case EDM_BOOLEAN:
+			if (v->type != jbvBool)
+				invalid_value(m, type);
+			pushJsonbValue(st, WJB_VALUE, (JsonbValue *) v);
+			break;
+
+		case EDM_DATETIME:
+			{
+				int64		ticks;
+
+				if (v->type != jbvString ||
+					!ts_parse_datetime(v->val.string.val, v->val.string.len, &ticks))
+					invalid_value(m, type);
+				push_cstring(st, WJB_VALUE, ts_format_datetime(ticks));
+				annotate = true;
+				break;
+			}
+
+		case EDM_GUID:
+			{
+				uint8		g[16];
+
+				if (v->type != jbvString ||
+					!ts_parse_guid(v->val.string.val, v->val.string.len, g))
+					invalid_value(m, type);
+				push_cstring(st, WJB_VALUE, ts_format_guid(g));
+				annotate = true;
+				break;
+			}
+
+		case EDM_BINARY:
+			{
+				int			nbytes;
+				char	   *raw;
+				char	   *enc;
+				int			enclen;
+
+				if (v->type != jbvString ||
+					!ts_check_base64(v->val.string.val, v->val.string.len, &nbytes))
+					invalid_value(m, type);
+				if (nbytes > TS_MAX_BINARY_BYTES)
+					ts_ereport(ERROR, TS_PropertyValueTooLarge,
+							   errmsg("value of property \"%.*s\" is longer than %d bytes",
+									  m->namelen, m->name, TS_MAX_BINARY_BYTES));
+				/* decode and encode again, so that the stored form is canonical */
+				raw = palloc(pg_b64_dec_len(v->val.string.len) + 1);
+				nbytes = pg_b64_decode(v->val.string.val, v->val.string.len, raw,
+									   pg_b64_dec_len(v->val.string.len));
+				if (nbytes < 0)
+					invalid_value(m, type);
+				enc = palloc(pg_b64_enc_len(nbytes) + 1);
+				enclen = pg_b64_encode(raw, nbytes, enc, pg_b64_enc_len(nbytes));
+				push_string(st, WJB_VALUE, enc, enclen);
+				len = nbytes;
+				annotate = true;
+				break;
+			}
+	}
+
+	if (annotate)
+	{
+		push_cstring(st, WJB_KEY, psprintf("%.*s%s", m->namelen, m->name, ANNOTATION_SUFFIX));
+		push_cstring(st, WJB_VALUE, edm_type_names[type]);
+	}
+
+	return value_size(type, len);
+}
+
+/*
+ * Check the name of a custom property.
+ */
+static void
+check_property_name(const Member *m)
+{
+	if (ts_utf16_length(m->name, m->namelen) > TS_MAX_NAME_CHARS)
+		ts_ereport(ERROR, TS_PropertyNameTooLong,
+				   errmsg("property name \"%.*s...\" is longer than %d characters",
+						  Min(m->namelen, 40), m->name, TS_MAX_NAME_CHARS));
+	if (!ts_is_valid_property_name(m->name, m->namelen))
+		ts_ereport(ERROR, TS_PropertyNameInvalid,
+				   errmsg("property name \"%.*s\" is invalid", m->namelen, m->name),
+				   errhint("A property name starts with a letter or underscore, followed by letters, digits or underscores."));
+}
+
+/*
+ * Find the annotation member of property m, if any.
+ */
+static const Member *
+find_annotation(const Member *members, int n, const Member *m)
+{
+	for (int i = 0; i < n; i++)
+	{
+		const Member *a = &members[i];
+
+		if (a->name != NULL &&
+			a->namelen == m->namelen + (int) ANNOTATION_SUFFIX_LEN &&
+			memcmp(a->name, m->name, m->namelen) == 0 &&
+			is_annotation(a->name, a->namelen))
+			return a;
+	}
+	return NULL;
+}
+
+/*
+ * Check and canonicalize the custom properties among members; the key and
+ * system members must already be marked as handled (name == NULL).
+ * Returns the canonical jsonb, with the property count and size.
+ */
+static Jsonb *
+canonical_properties(Member *members, int n, int *nprops, int64 *size)
+{
+	JsonbParseState *st = NULL;
+	JsonbValue *res;
+	int			count = 0;
+	int64		total = 0;
+
+	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+	for (int i = 0; i < n; i++)
+	{
+		Member	   *m = &members[i];
+
+		if (m->name == NULL || is_annotation(m->name, m->namelen))
+			continue;
+		/* metadata such as odata.etag or odata.metadata is not a property */
+		if (m->namelen >= 6 && memcmp(m->name, "odata.", 6) == 0)
+			continue;
+		check_property_name(m);
+		if (m->value.type == jbvNull)
+			continue;			/* null means absent */
+		total += 8 + 2 * ts_utf16_length(m->name, m->namelen) +
+			push_property(&st, m, find_annotation(members, n, m));
+		count++;
+	}
+
+	/* An annotation must be well-formed even when its property is absent. */
+	for (int i = 0; i < n; i++)
+	{
+		Member	   *a = &members[i];
+
+		if (a->name != NULL && is_annotation(a->name, a->namelen) &&
+			a->value.type != jbvString)
+			ts_ereport(ERROR, TS_InvalidInput,
+					   errmsg("annotation \"%.*s\" is not a string", a->namelen, a->name));
+	}
+
+	res = pushJsonbValue(&st, WJB_END_OBJECT, NULL);
+	*nprops = count;
+	*size = total;
+	return JsonbValueToJsonb(res);
+}
+
+/*
+ * check_limits: the property count and entity size limits.
+ */
+static void
+check_limits(int nprops, int64 size)
+{
+	if (nprops > TS_MAX_PROPERTIES)
+		ts_ereport(ERROR, TS_TooManyProperties,
+				   errmsg("entity has %d custom properties, more than the limit of %d",
+						  nprops, TS_MAX_PROPERTIES));
+	if (size > TS_MAX_ENTITY_SIZE)
+		ts_ereport(ERROR, TS_EntityTooLarge,
+				   errmsg("entity size %lld bytes exceeds the limit of %d bytes",
+						  (long long) size, TS_MAX_ENTITY_SIZE),
+				   errhint("The size is 4 + 2 * (key lengths) + the sum over properties of 8 + 2 * (name length) + the value size, lengths in UTF-16 code units."));
+}
+
+/*
+ * Take one key member out of the entity, checking it.
+ */
+static text *
+take_key(Member *members, int n, const char *keyname)
+{
+	for (int i = 0; i < n; i++)
+	{
+		Member	   *m = &members[i];
+
+		if (m->name == NULL)
+			continue;
+		if (name_is(m, keyname))
+		{
+			const Member *a = find_annotation(members, n, m);
+
+			if (m->value.type == jbvNull)
+				break;
+			if (m->value.type != jbvString ||
+				(a != NULL && (a->value.type != jbvString || a->value.val.string.len != 10 ||
+							   memcmp(a->value.val.string.val, "Edm.String", 10) != 0)))
+				ts_ereport(ERROR, TS_InvalidInput,
+						   errmsg("%s must be a string", keyname));
+			ts_validate_key(keyname, m->value.val.string.val, m->value.val.string.len);
+			m->name = NULL;
+			if (a != NULL)
+				((Member *) a)->name = NULL;
+			return cstring_to_text_with_len(m->value.val.string.val, m->value.val.string.len);
+		}
+	}
+	ts_ereport(ERROR, TS_PropertiesNeedValue,
+			   errmsg("%s is missing or null", keyname),
+			   errhint("Every entity needs a string PartitionKey and RowKey; the empty string is allowed."));
+	return NULL;				/* keep the compiler quiet */
+}
+
+/*
+ * Drop the Timestamp member and its annotation: the server sets Timestamp.
+ */
+static void
+drop_timestamp(Member *members, int n)
+{
+	for (int i = 0; i < n; i++)
+	{
+		if (members[i].name == NULL)
+			continue;
+		if (name_is(&members[i], "Timestamp") ||
+			name_is(&members[i], "Timestamp" ANNOTATION_SUFFIX))
+			members[i].name = NULL;
+	}
+}
+
+/*
+ * ts_entity_from_json: validate a caller's entity and bring it into the
+ * stored form.
+ */
+TsEntity *
+ts_entity_from_json(Jsonb *entity)
+{
+	TsEntity   *e = palloc0(sizeof(TsEntity));
+	Member	   *members;
+	int			n;
+	int64		keysize;
+
+	if (!JB_ROOT_IS_OBJECT(entity) || JB_ROOT_IS_SCALAR(entity))
+		ts_ereport(ERROR, TS_InvalidInput,
+				   errmsg("entity must be a JSON object"));
+
+	members = collect_members(entity, &n);
+	e->partition_key = take_key(members, n, "PartitionKey");
+	e->row_key = take_key(members, n, "RowKey");
+	ts_check_key_pair_fits(VARDATA_ANY(e->partition_key), VARSIZE_ANY_EXHDR(e->partition_key),
+						   VARDATA_ANY(e->row_key), VARSIZE_ANY_EXHDR(e->row_key));
+	drop_timestamp(members, n);
+
+	e->props = canonical_properties(members, n, &e->nprops, &e->size);
+	keysize = 4 + 2 * (ts_utf16_length(VARDATA_ANY(e->partition_key), VARSIZE_ANY_EXHDR(e->partition_key)) +
+					   ts_utf16_length(VARDATA_ANY(e->row_key), VARSIZE_ANY_EXHDR(e->row_key)));
+	e->size += keysize;
+	check_limits(e->nprops, e->size);
+	return e;
+}
+
+/*
+ * Whether member m is property `name` of the set or the annotation of one.
+ */
+static bool
+member_in_set(const Member *m, const Member *set, int nset)
+{
+	int			baselen = m->namelen;
+
+	if (is_annotation(m->name, m->namelen))
+		baselen -= ANNOTATION_SUFFIX_LEN;
+	for (int i = 0; i < nset; i++)
+	{
+		if (set[i].name == NULL || is_annotation(set[i].name, set[i].namelen))
+			continue;
+		if (set[i].namelen == baselen && memcmp(set[i].name, m->name, baselen) == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * ts_entity_merge: the properties of old_props (stored form) merged with
+ * new_props (stored form): each new property replaces the old one's value
+ * and type; old properties not given are kept.  The result is checked
+ * against the count and size limits, with the keys' share of the size.
+ */
+Jsonb *
+ts_entity_merge(Jsonb *old_props, Jsonb *new_props, int64 key_size)
+{
+	Member	   *olds;
+	Member	   *news;
+	Member	   *all;
+	int			nold,
+				nnew,
+				n = 0;
+	int			nprops;
+	int64		size;
+	Jsonb	   *merged;
+
+	olds = collect_members(old_props, &nold);
+	news = collect_members(new_props, &nnew);
+	all = palloc(sizeof(Member) * (nold + nnew + 1));
+	for (int i = 0; i < nold; i++)
+		if (!member_in_set(&olds[i], news, nnew))
+			all[n++] = olds[i];
+	for (int i = 0; i < nnew; i++)
+		all[n++] = news[i];
+
+	merged = canonical_properties(all, n, &nprops, &size);
+	check_limits(nprops, size + key_size);
+	return merged;
+}
+
+/*
+ * ts_entity_key_size: the keys' share of the entity size formula.
+ */
+int64
+ts_entity_key_size(text *pk, text *rk)
+{
+	return 4 + 2 * (ts_utf16_length(VARDATA_ANY(pk), VARSIZE_ANY_EXHDR(pk)) +
+					ts_utf16_length(VARDATA_ANY(rk), VARSIZE_ANY_EXHDR(rk)));
+}
+
+/*
+ * Parse a $select list: comma-separated property names, blanks around them
+ * ignored.
+ */
+static List *
+parse_select_list(const char *select_list)
+{
+	List	   *names = NIL;
+	const char *p = select_list;
+
+	for (;;)
+	{
+		const char *start;
+		const char *end;
+
+		while (*p == ' ' || *p == '\t')
+			p++;
+		start = p;
+		while (*p && *p != ',')
+			p++;
+		end = p;
+		while (end > start && (end[-1] == ' ' || end[-1] == '\t'))
+			end--;
+		if (end == start)
+			ts_ereport(ERROR, TS_InvalidInput,
+					   errmsg("select list \"%s\" contains an empty name", select_list));
+		if (!ts_is_valid_property_name(start, end - start))
+			ts_ereport(ERROR, TS_InvalidInput,
+					   errmsg("select list names invalid property \"%.*s\"", (int) (end - start), start));
+		names = lappend(names, pnstrdup(start, end - start));
+		if (*p == '\0')
+			break;
+		p++;
+	}
+	return names;
+}
+
+/*
+ * ts_entity_output: an entity as the service returns it: system properties,
+ * odata.etag and the stored properties (all, or those of select_list, a
+ * selected property the entity lacks coming back as null).
+ */
+Jsonb *
+ts_entity_output(text *pk, text *rk, TimestampTz ts, Jsonb *props, const char *select_list)
+{
+	JsonbParseState *st = NULL;
+	JsonbValue *res;
+	JsonbValue	v;
+	JsonbIterator *it;
+	JsonbIteratorToken tok;
+
+	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+	push_cstring(&st, WJB_KEY, "odata.etag");
+	push_cstring(&st, WJB_VALUE, ts_format_etag(ts));
+	push_cstring(&st, WJB_KEY, "PartitionKey");
+	push_string(&st, WJB_VALUE, VARDATA_ANY(pk), VARSIZE_ANY_EXHDR(pk));
+	push_cstring(&st, WJB_KEY, "RowKey");
+	push_string(&st, WJB_VALUE, VARDATA_ANY(rk), VARSIZE_ANY_EXHDR(rk));
+	push_cstring(&st, WJB_KEY, "Timestamp");
+	push_cstring(&st, WJB_VALUE, ts_format_datetime(ts_timestamptz_to_ticks(ts)));
+
+	if (select_list == NULL)
+	{
+		it = JsonbIteratorInit(&props->root);
+		while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+			if (tok == WJB_KEY || tok == WJB_VALUE)
+				pushJsonbValue(&st, tok, &v);
+	}
+	else
+	{
+		ListCell   *lc;
+
+		foreach(lc, parse_select_list(select_list))
+		{
+			char	   *name = lfirst(lc);
+			char	   *aname;
+			JsonbValue *found;
+
+			if (strcmp(name, "PartitionKey") == 0 || strcmp(name, "RowKey") == 0 ||
+				strcmp(name, "Timestamp") == 0)
+				continue;
+			found = getKeyJsonValueFromContainer(&props->root, name, strlen(name), NULL);
+			push_cstring(&st, WJB_KEY, name);
+			if (found == NULL)
+			{
+				v.type = jbvNull;
+				pushJsonbValue(&st, WJB_VALUE, &v);
+				continue;
+			}
+			pushJsonbValue(&st, WJB_VALUE, found);
+			aname = psprintf("%s%s", name, ANNOTATION_SUFFIX);
+			found = getKeyJsonValueFromContainer(&props->root, aname, strlen(aname), NULL);
+			if (found != NULL)
+			{
+				push_cstring(&st, WJB_KEY, aname);
+				pushJsonbValue(&st, WJB_VALUE, found);
+			}
+		}
+	}
+	res = pushJsonbValue(&st, WJB_END_OBJECT, NULL);
+	return JsonbValueToJsonb(res);
+}

@@ -1,0 +1,105 @@
+/*-------------------------------------------------------------------------
+ *
+ * errors.c
+ *	  The Table service's error codes and the SQLSTATE each one is raised
+ *	  with.
+ *
+ * Every error a caller can cause is raised with ts_ereport(), which sets the
+ * code's SQLSTATE and names the service code in the error detail.  Standard
+ * SQLSTATEs are used where one fits; the others are in the class "TS", which
+ * SQL reserves for implementations (classes starting with I-Z).  The table
+ * below is the single source of truth: tablestore.error_codes() returns it
+ * and the README reproduces it.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "funcapi.h"
+#include "utils/builtins.h"
+
+#include "tablestore.h"
+
+typedef struct TsErrorInfo
+{
+	const char *name;			/* the service's code */
+	const char *sqlstate;		/* five characters */
+	int			http_status;
+	const char *description;
+} TsErrorInfo;
+
+/* Indexed by TsErrorCode; keep in the enum's order. */
+static const TsErrorInfo ts_errors[TS_NUM_ERROR_CODES] = {
+	{"TableAlreadyExists", "42P07", 409, "create_table of a name that exists (case-insensitively)"},
+	{"TableNotFound", "42P01", 404, "entity operation on a table that does not exist"},
+	{"ResourceNotFound", "P0002", 404, "the entity does not exist (get, update, merge, delete); delete_table of a missing table"},
+	{"EntityAlreadyExists", "23505", 409, "insert of a key that exists"},
+	{"UpdateConditionNotSatisfied", "TS412", 412, "if_match differs from the entity's current ETag"},
+	{"InvalidInput", "22023", 400, "malformed input: entity not an object, bad type annotation or value, bad ETag, reserved table name"},
+	{"InvalidResourceName", "42602", 400, "table name with characters other than ASCII letters and digits, or not starting with a letter"},
+	{"OutOfRangeInput", "22003", 400, "forbidden key character, DateTime out of range, table name length"},
+	{"PropertiesNeedValue", "23502", 400, "PartitionKey or RowKey missing or null"},
+	{"PropertyNameInvalid", "42601", 400, "property name that is not an identifier, or reserved"},
+	{"PropertyNameTooLong", "42622", 400, "property name longer than 255 characters"},
+	{"PropertyValueTooLarge", "22001", 400, "String over 32,768 UTF-16 code units, Binary over 65,536 bytes, key over 512 UTF-16 code units"},
+	{"EntityTooLarge", "54000", 400, "entity over 1,048,488 bytes by the service's size formula"},
+	{"TooManyProperties", "54011", 400, "more than 252 custom properties"},
+	{"DuplicatePropertiesSpecified", "42701", 400, "the same property twice (jsonb keeps only the last of duplicate keys, see README)"},
+	{"InvalidDuplicateRow", "21000", 400, "the same entity twice in one batch"},
+	{"CommandsInBatchActOnDifferentPartitions", "TS400", 400, "a batch with more than one PartitionKey"},
+	{"RequestBodyTooLarge", "TS413", 413, "a batch over 4 MiB"},
+	{"NotImplemented", "0A000", 501, "filter functions such as startswith"},
+	{"KeyValueTooLarge", "TS414", 400, "key pair too long for the key index (more than 2,704 bytes as an index tuple)"},
+};
+
+/*
+ * ts_errcode: the SQLSTATE (as an errcode() value) of a service code.
+ */
+int
+ts_errcode(TsErrorCode code)
+{
+	const char *s;
+
+	Assert(code >= 0 && code < TS_NUM_ERROR_CODES);
+	s = ts_errors[code].sqlstate;
+	return MAKE_SQLSTATE(s[0], s[1], s[2], s[3], s[4]);
+}
+
+/*
+ * ts_error_name: the service's name of a code, e.g. "EntityAlreadyExists".
+ */
+const char *
+ts_error_name(TsErrorCode code)
+{
+	Assert(code >= 0 && code < TS_NUM_ERROR_CODES);
+	return ts_errors[code].name;
+}
+
+/*
+ * tablestore.error_codes(): the code -> SQLSTATE -> HTTP status table, so
+ * that clients can map a SQLSTATE back to the service's code.
+ */
+TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(error_codes);
+
+#define ERROR_CODES_COLS 4
+
+Datum
+error_codes(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+
+	InitMaterializedSRF(fcinfo, 0);
+
+	for (int i = 0; i < TS_NUM_ERROR_CODES; i++)
+	{
+		Datum		values[ERROR_CODES_COLS];
+		bool		nulls[ERROR_CODES_COLS] = {false};
+
+		values[0] = CStringGetTextDatum(ts_errors[i].name);
+		values[1] = CStringGetTextDatum(ts_errors[i].sqlstate);
+		values[2] = Int32GetDatum(ts_errors[i].http_status);
+		values[3] = CStringGetTextDatum(ts_errors[i].description);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}

@@ -1,0 +1,153 @@
+/*-------------------------------------------------------------------------
+ *
+ * tablestore.h
+ *	  Shared declarations of the tablestore extension: Azure Table service
+ *	  semantics (tables of schemaless entities keyed by PartitionKey and
+ *	  RowKey) on PostgreSQL.
+ *
+ * Module map:
+ *	  tablestore.c	module magic and _PG_init
+ *	  errors.c		the service error codes, their SQLSTATEs, error reporting
+ *	  edm.c			Edm types: DateTime, Guid, Binary literals, ETags, UTF-16
+ *	  entity.c		entity validation and the canonical stored form
+ *	  tables.c		the table catalog: create_table, delete_table, list_tables
+ *	  entityops.c	single-entity operations (insert, update, merge, upserts,
+ *					delete, get)
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef TABLESTORE_H
+#define TABLESTORE_H
+
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "storage/lockdefs.h"
+#include "utils/jsonb.h"
+#include "utils/timestamp.h"
+
+#if PG_VERSION_NUM >= 160000
+#define TS_FUNCTION_PREFIX
+#else
+#define TS_FUNCTION_PREFIX PGDLLEXPORT
+#endif
+
+/* Schemas: the extension's own objects, and one relation per table. */
+#define TS_SCHEMA				"tablestore"
+#define TS_DATA_SCHEMA			"tablestore_data"
+
+/* Limits of the Table service (see README "Limits"). */
+#define TS_MAX_KEY_UTF16		512		/* 1 KiB of UTF-16 per key */
+#define TS_MAX_PROPERTIES		252		/* custom properties */
+#define TS_MAX_NAME_CHARS		255		/* property name length */
+#define TS_MAX_STRING_UTF16		32768	/* Edm.String, 64 KiB of UTF-16 */
+#define TS_MAX_BINARY_BYTES		65536	/* Edm.Binary */
+#define TS_MAX_ENTITY_SIZE		1048488 /* live service's observed limit */
+
+/*
+ * Largest (PartitionKey, RowKey) pair the btree key index can hold: an
+ * index tuple of at most 2,704 bytes (BTMaxItemSize for 8 KiB pages).
+ */
+#define TS_BTREE_MAX_ITEM		2704
+
+/*
+ * The service error codes.  Each has exactly one SQLSTATE; the table in
+ * errors.c maps code <-> SQLSTATE <-> HTTP status, and the README's error
+ * table is that table.
+ */
+typedef enum TsErrorCode
+{
+	TS_TableAlreadyExists,
+	TS_TableNotFound,
+	TS_ResourceNotFound,
+	TS_EntityAlreadyExists,
+	TS_UpdateConditionNotSatisfied,
+	TS_InvalidInput,
+	TS_InvalidResourceName,
+	TS_OutOfRangeInput,
+	TS_PropertiesNeedValue,
+	TS_PropertyNameInvalid,
+	TS_PropertyNameTooLong,
+	TS_PropertyValueTooLarge,
+	TS_EntityTooLarge,
+	TS_TooManyProperties,
+	TS_DuplicatePropertiesSpecified,
+	TS_InvalidDuplicateRow,
+	TS_CommandsInBatchActOnDifferentPartitions,
+	TS_RequestBodyTooLarge,
+	TS_NotImplemented,
+	TS_KeyValueTooLarge,
+	TS_NUM_ERROR_CODES
+} TsErrorCode;
+
+/* errors.c */
+extern int	ts_errcode(TsErrorCode code);
+extern const char *ts_error_name(TsErrorCode code);
+
+/*
+ * ts_ereport(ERROR, code, errmsg(...), ...): an ereport whose SQLSTATE is
+ * the code's and whose detail names the service code, so that a client can
+ * read it from the SQLSTATE or from the detail.
+ */
+#define ts_ereport(elevel, code, ...) \
+	ereport((elevel), \
+			(errcode(ts_errcode(code)), \
+			 errdetail("Table service error code: %s.", ts_error_name(code)), \
+			 __VA_ARGS__))
+
+/* edm.c */
+extern int	ts_utf16_length(const char *s, int len);
+extern int	ts_utf16_cmp(const char *a, int alen, const char *b, int blen);
+extern bool ts_parse_datetime(const char *s, int len, int64 *ticks);
+extern char *ts_format_datetime(int64 ticks);
+extern int64 ts_timestamptz_to_ticks(TimestampTz ts);
+extern TimestampTz ts_ticks_to_timestamptz(int64 ticks);
+extern bool ts_parse_guid(const char *s, int len, uint8 *out);
+extern char *ts_format_guid(const uint8 *g);
+extern bool ts_check_base64(const char *s, int len, int *nbytes);
+extern char *ts_format_etag(TimestampTz ts);
+extern bool ts_parse_etag(const char *etag, int64 *ticks);
+
+/* The Edm types of property values. */
+typedef enum TsEdmType
+{
+	EDM_STRING,
+	EDM_INT32,
+	EDM_INT64,
+	EDM_DOUBLE,
+	EDM_BOOLEAN,
+	EDM_DATETIME,
+	EDM_GUID,
+	EDM_BINARY
+} TsEdmType;
+
+/* entity.c */
+
+/*
+ * An entity as given by a caller, validated and brought into the stored
+ * form: the keys, and the custom properties as canonical service JSON
+ * (see README "Stored form").
+ */
+typedef struct TsEntity
+{
+	text	   *partition_key;
+	text	   *row_key;
+	Jsonb	   *props;			/* canonical properties, annotations included */
+	int			nprops;			/* number of custom properties */
+	int64		size;			/* size by the service's formula */
+} TsEntity;
+
+extern void ts_validate_key(const char *name, const char *s, int len);
+extern void ts_check_key_pair_fits(const char *pk, int pklen, const char *rk, int rklen);
+extern TsEntity *ts_entity_from_json(Jsonb *entity);
+extern Jsonb *ts_entity_merge(Jsonb *old_props, Jsonb *new_props, int64 key_size);
+extern int64 ts_entity_key_size(text *pk, text *rk);
+extern Jsonb *ts_entity_output(text *pk, text *rk, TimestampTz ts, Jsonb *props,
+							   const char *select_list);
+extern bool ts_is_valid_property_name(const char *s, int len);
+
+/* tables.c */
+extern Oid	ts_table_open(text *table_name, LOCKMODE lockmode, char **relname);
+extern bool ts_table_name_is_valid(const char *name, int len);
+
+#endif							/* TABLESTORE_H */

@@ -1,0 +1,53 @@
+# tools/lib.sh: shared by tools/*.sh.  Installs what tablestore needs to build
+# and test, builds and installs it, and runs a throwaway PostgreSQL 15 server
+# as the postgres OS user on a Unix socket in a temporary directory.
+# Source it; it defines functions only.
+
+PGBIN=/usr/lib/postgresql/15/bin
+export PATH="$PGBIN:$PATH"
+
+# Debian packages needed to build and test.
+ts_install_deps() {
+	local pkgs="postgresql-15 postgresql-server-dev-15 postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl make gcc"
+	local missing=""
+	for p in $pkgs; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+	done
+	if [ -n "$missing" ]; then
+		echo "== installing:$missing"
+		[ "$(id -u)" = 0 ] || { echo "need root to install$missing" >&2; return 1; }
+		apt-get update -qq
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
+	fi
+}
+
+# Build with warnings as errors and assertions on, then install.
+ts_build_install() {
+	make -s clean >/dev/null
+	make -s COPT="-Werror -DUSE_ASSERT_CHECKING" PG_CONFIG="$PGBIN/pg_config"
+	make -s install PG_CONFIG="$PGBIN/pg_config" >/dev/null
+}
+
+# ts_start_server DIR [extra postgres -c options...]: initdb and start a
+# server in DIR (owned by postgres), socket in DIR, no TCP.
+ts_start_server() {
+	local dir=$1
+	shift
+	chown postgres: "$dir"
+	(cd / && runuser -u postgres -- initdb -D "$dir/data" -A trust -E UTF8 --no-locale -U postgres >"$dir/initdb.log" 2>&1) || {
+		cat "$dir/initdb.log"
+		return 1
+	}
+	local opts="-c listen_addresses='' -k $dir -c fsync=off -c max_prepared_transactions=10 $*"
+	(cd / && runuser -u postgres -- pg_ctl -D "$dir/data" -l "$dir/server.log" -o "$opts" -w start >/dev/null) || {
+		cat "$dir/server.log"
+		return 1
+	}
+	export PGHOST=$dir PGUSER=postgres PGPORT=5432
+}
+
+ts_stop_server() {
+	local dir=$1
+	[ -f "$dir/data/postmaster.pid" ] && (cd / && runuser -u postgres -- pg_ctl -D "$dir/data" -m fast -w stop >/dev/null 2>&1)
+	return 0
+}
