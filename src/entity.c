@@ -223,9 +223,9 @@ static void
 invalid_value(const Member *m, TsEdmType type)
 {
 	ts_ereport(ERROR, TS_InvalidInput,
-			   errmsg("value %s of property \"%.*s\" is not a valid %s",
-					  value_text_for_error(&m->value), m->namelen, m->name,
-					  edm_type_names[type]));
+			   errmsg("invalid %s value \"%s\" for property \"%.*s\"",
+					  edm_type_names[type], value_text_for_error(&m->value),
+					  m->namelen, m->name));
 }
 
 /*
