@@ -207,7 +207,8 @@ value_text_for_error(const JsonbValue *v)
 	switch (v->type)
 	{
 		case jbvString:
-			return pnstrdup(v->val.string.val, Min(v->val.string.len, 100));
+			return pnstrdup(v->val.string.val,
+							pg_mbcliplen(v->val.string.val, v->val.string.len, 100));
 		case jbvNumeric:
 			return numeric_text(v);
 		case jbvBool:
@@ -553,7 +554,7 @@ check_property_name(const Member *m)
 	if (ts_utf16_length(m->name, m->namelen) > TS_MAX_NAME_CHARS)
 		ts_ereport(ERROR, TS_PropertyNameTooLong,
 				   errmsg("property name \"%.*s...\" is longer than %d characters",
-						  Min(m->namelen, 40), m->name, TS_MAX_NAME_CHARS));
+						  pg_mbcliplen(m->name, m->namelen, 40), m->name, TS_MAX_NAME_CHARS));
 	if (!ts_is_valid_property_name(m->name, m->namelen))
 		ts_ereport(ERROR, TS_PropertyNameInvalid,
 				   errmsg("property name \"%.*s\" is invalid", m->namelen, m->name),

@@ -34,7 +34,7 @@
 #include "tablestore.h"
 
 /* Prepared statements of one entity relation. */
-typedef struct RelPlans
+struct RelPlans
 {
 	char		relname[NAMEDATALEN];	/* hash key */
 	SPIPlanPtr	get;			/* (pk, rk) -> ts, props */
@@ -43,7 +43,7 @@ typedef struct RelPlans
 	SPIPlanPtr	update;			/* (pk, rk, ts, props) */
 	SPIPlanPtr	delete_any;		/* (pk, rk) */
 	SPIPlanPtr	delete_if;		/* (pk, rk, ts) */
-} RelPlans;
+};
 
 static HTAB *plan_cache = NULL;
 
@@ -66,11 +66,11 @@ prepare(const char *sql, int nargs, Oid *argtypes)
 }
 
 /*
- * The prepared statements of an entity relation; must be called inside
+ * ts_get_plans: the prepared statements of an entity relation; call inside
  * SPI_connect.
  */
-static RelPlans *
-get_plans(const char *relname)
+RelPlans *
+ts_get_plans(const char *relname)
 {
 	RelPlans   *p;
 	bool		found;
@@ -182,19 +182,16 @@ next_timestamp(const StoredEntity *old)
 }
 
 /*
- * Parse an If-Match argument: "*" (any version: returns false) or an ETag
- * (returns true with its ticks).
+ * ts_parse_if_match: parse an If-Match value: "*" (any version: returns
+ * false) or an ETag (returns true with its ticks).
  */
-static bool
-parse_if_match(text *if_match, int64 *ticks)
+bool
+ts_parse_if_match(const char *s, int64 *ticks)
 {
-	char	   *s;
-
-	if (if_match == NULL)
+	if (s == NULL)
 		ts_ereport(ERROR, TS_InvalidInput,
 				   errmsg("if_match must not be null"),
 				   errhint("Pass an ETag, or '*' to match any version."));
-	s = text_to_cstring(if_match);
 	if (strcmp(s, "*") == 0)
 		return false;
 	if (!ts_parse_etag(s, ticks))
@@ -226,232 +223,14 @@ check_condition(const StoredEntity *old, bool conditional, int64 ticks, text *pk
 				   errhint("The entity has changed since that ETag was read; read it again."));
 }
 
-static text *
-arg_text(FunctionCallInfo fcinfo, int n)
-{
-	return PG_ARGISNULL(n) ? NULL : PG_GETARG_TEXT_PP(n);
-}
-
-static text *
-arg_table(FunctionCallInfo fcinfo)
-{
-	if (PG_ARGISNULL(0))
-		ts_ereport(ERROR, TS_InvalidInput, errmsg("table_name must not be null"));
-	return PG_GETARG_TEXT_PP(0);
-}
-
-static TsEntity *
-arg_entity(FunctionCallInfo fcinfo, int n)
-{
-	if (PG_ARGISNULL(n))
-		ts_ereport(ERROR, TS_InvalidInput, errmsg("entity must not be null"));
-	return ts_entity_from_json(PG_GETARG_JSONB_P(n));
-}
-
-/* The key arguments of delete_entity and get_entity, checked. */
+/*
+ * Delete the entity (pk, rk), under an If-Match condition.
+ */
 static void
-arg_keys(FunctionCallInfo fcinfo, text **pk, text **rk)
+delete_one(RelPlans *plans, text *pk, text *rk, bool conditional, int64 ticks)
 {
-	if (PG_ARGISNULL(1) || PG_ARGISNULL(2))
-		ts_ereport(ERROR, TS_PropertiesNeedValue,
-				   errmsg("%s must not be null", PG_ARGISNULL(1) ? "PartitionKey" : "RowKey"));
-	*pk = PG_GETARG_TEXT_PP(1);
-	*rk = PG_GETARG_TEXT_PP(2);
-	ts_validate_key("PartitionKey", VARDATA_ANY(*pk), VARSIZE_ANY_EXHDR(*pk));
-	ts_validate_key("RowKey", VARDATA_ANY(*rk), VARSIZE_ANY_EXHDR(*rk));
-}
-
-/* How an existing entity is changed by a write. */
-typedef enum WriteKind
-{
-	WRITE_REPLACE,
-	WRITE_MERGE
-} WriteKind;
-
-/*
- * The common body of update_entity and merge_entity: change an existing
- * entity under an If-Match condition.
- */
-static Datum
-update_existing(FunctionCallInfo fcinfo, WriteKind kind)
-{
-	text	   *table = arg_table(fcinfo);
-	TsEntity   *e = arg_entity(fcinfo, 1);
-	int64		ticks = 0;
-	bool		conditional = parse_if_match(arg_text(fcinfo, 2), &ticks);
-	MemoryContext callerctx = CurrentMemoryContext;
-	char	   *relname;
-	RelPlans   *plans;
-	StoredEntity old;
-	TimestampTz ts;
-	Jsonb	   *props;
-	Jsonb	   *result;
-
-	ts_table_open(table, RowExclusiveLock, &relname);
-	SPI_connect();
-	plans = get_plans(relname);
-	old = read_entity(plans->lock, e->partition_key, e->row_key, false);
-	check_condition(&old, conditional, ticks, e->partition_key, e->row_key);
-	props = (kind == WRITE_MERGE)
-		? ts_entity_merge(old.props, e->props, ts_entity_key_size(e->partition_key, e->row_key))
-		: e->props;
-	ts = next_timestamp(&old);
-	write_entity(plans->update, e->partition_key, e->row_key, ts, props);
-
-	MemoryContextSwitchTo(callerctx);
-	result = ts_entity_output(e->partition_key, e->row_key, ts, props, NULL);
-	SPI_finish();
-	PG_RETURN_JSONB_P(result);
-}
-
-/*
- * The common body of the upserts: change the entity if it exists, insert
- * it if not, without a race: if another session inserts the key between
- * our read and our insert, the insert does nothing and we go round again
- * (and then find, and lock, that session's row).
- */
-static Datum
-upsert(FunctionCallInfo fcinfo, WriteKind kind)
-{
-	text	   *table = arg_table(fcinfo);
-	TsEntity   *e = arg_entity(fcinfo, 1);
-	MemoryContext callerctx = CurrentMemoryContext;
-	char	   *relname;
-	RelPlans   *plans;
-	TimestampTz ts = 0;
-	Jsonb	   *props = e->props;
-	Jsonb	   *result;
-	int			round;
-
-	ts_table_open(table, RowExclusiveLock, &relname);
-	SPI_connect();
-	plans = get_plans(relname);
-	for (round = 0; round < UPSERT_MAX_ROUNDS; round++)
-	{
-		StoredEntity old = read_entity(plans->lock, e->partition_key, e->row_key, false);
-
-		ts = next_timestamp(&old);
-		if (old.found)
-		{
-			if (kind == WRITE_MERGE)
-				props = ts_entity_merge(old.props, e->props,
-										ts_entity_key_size(e->partition_key, e->row_key));
-			write_entity(plans->update, e->partition_key, e->row_key, ts, props);
-			break;
-		}
-		if (write_entity(plans->insert, e->partition_key, e->row_key, ts, props) == 1)
-			break;
-		CHECK_FOR_INTERRUPTS();
-	}
-	if (round == UPSERT_MAX_ROUNDS)
-		elog(ERROR, "upsert of entity did not settle after %d rounds", UPSERT_MAX_ROUNDS);
-
-	MemoryContextSwitchTo(callerctx);
-	result = ts_entity_output(e->partition_key, e->row_key, ts, props, NULL);
-	SPI_finish();
-	PG_RETURN_JSONB_P(result);
-}
-
-/*
- * tablestore.insert_entity(table_name text, entity jsonb) RETURNS jsonb
- */
-TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(insert_entity);
-
-Datum
-insert_entity(PG_FUNCTION_ARGS)
-{
-	text	   *table = arg_table(fcinfo);
-	TsEntity   *e = arg_entity(fcinfo, 1);
-	MemoryContext callerctx = CurrentMemoryContext;
-	char	   *relname;
-	RelPlans   *plans;
-	TimestampTz ts = next_timestamp(NULL);
-	Jsonb	   *result;
-
-	ts_table_open(table, RowExclusiveLock, &relname);
-	SPI_connect();
-	plans = get_plans(relname);
-	if (write_entity(plans->insert, e->partition_key, e->row_key, ts, e->props) == 0)
-		ts_ereport(ERROR, TS_EntityAlreadyExists,
-				   errmsg("entity (\"%s\", \"%s\") already exists",
-						  text_to_cstring(e->partition_key), text_to_cstring(e->row_key)));
-
-	MemoryContextSwitchTo(callerctx);
-	result = ts_entity_output(e->partition_key, e->row_key, ts, e->props, NULL);
-	SPI_finish();
-	PG_RETURN_JSONB_P(result);
-}
-
-/*
- * tablestore.update_entity(table_name text, entity jsonb, if_match text
- * DEFAULT '*') RETURNS jsonb: replace the whole entity.
- */
-TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(update_entity);
-
-Datum
-update_entity(PG_FUNCTION_ARGS)
-{
-	return update_existing(fcinfo, WRITE_REPLACE);
-}
-
-/*
- * tablestore.merge_entity(table_name text, entity jsonb, if_match text
- * DEFAULT '*') RETURNS jsonb: overwrite the given properties, keep others.
- */
-TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(merge_entity);
-
-Datum
-merge_entity(PG_FUNCTION_ARGS)
-{
-	return update_existing(fcinfo, WRITE_MERGE);
-}
-
-/*
- * tablestore.insert_or_replace_entity(table_name text, entity jsonb)
- */
-TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(insert_or_replace_entity);
-
-Datum
-insert_or_replace_entity(PG_FUNCTION_ARGS)
-{
-	return upsert(fcinfo, WRITE_REPLACE);
-}
-
-/*
- * tablestore.insert_or_merge_entity(table_name text, entity jsonb)
- */
-TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(insert_or_merge_entity);
-
-Datum
-insert_or_merge_entity(PG_FUNCTION_ARGS)
-{
-	return upsert(fcinfo, WRITE_MERGE);
-}
-
-/*
- * tablestore.delete_entity(table_name text, partition_key text, row_key
- * text, if_match text DEFAULT '*') RETURNS void
- */
-TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(delete_entity);
-
-Datum
-delete_entity(PG_FUNCTION_ARGS)
-{
-	text	   *table = arg_table(fcinfo);
-	text	   *pk;
-	text	   *rk;
-	int64		ticks = 0;
-	bool		conditional;
-	char	   *relname;
-	RelPlans   *plans;
 	int			ret;
 
-	arg_keys(fcinfo, &pk, &rk);
-	conditional = parse_if_match(arg_text(fcinfo, 3), &ticks);
-
-	ts_table_open(table, RowExclusiveLock, &relname);
-	SPI_connect();
-	plans = get_plans(relname);
 	if (conditional)
 	{
 		Datum		args[3] = {PointerGetDatum(pk), PointerGetDatum(rk),
@@ -481,7 +260,249 @@ delete_entity(PG_FUNCTION_ARGS)
 				   errmsg("entity (\"%s\", \"%s\") changed while it was being deleted",
 						  text_to_cstring(pk), text_to_cstring(rk)));
 	}
+}
+
+/*
+ * ts_apply_op: carry out one entity operation on a table whose plans are
+ * given; call inside SPI_connect.  For a write, e is the validated entity;
+ * for delete and retrieve only its keys are used.  conditional and ticks
+ * are the If-Match condition of update, merge and delete.  Returns the
+ * entity as stored now (props in the SPI context) in *result, except after
+ * a delete.
+ */
+void
+ts_apply_op(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional, int64 ticks,
+			TsOpResult *result)
+{
+	text	   *pk = e->partition_key;
+	text	   *rk = e->row_key;
+	StoredEntity old;
+	int			round;
+
+	result->props = e->props;
+	result->ts = 0;
+	switch (kind)
+	{
+		case TS_OP_INSERT:
+			result->ts = next_timestamp(NULL);
+			if (write_entity(plans->insert, pk, rk, result->ts, e->props) == 0)
+				ts_ereport(ERROR, TS_EntityAlreadyExists,
+						   errmsg("entity (\"%s\", \"%s\") already exists",
+								  text_to_cstring(pk), text_to_cstring(rk)));
+			break;
+
+		case TS_OP_UPDATE:
+		case TS_OP_MERGE:
+			old = read_entity(plans->lock, pk, rk, false);
+			check_condition(&old, conditional, ticks, pk, rk);
+			if (kind == TS_OP_MERGE)
+				result->props = ts_entity_merge(old.props, e->props, ts_entity_key_size(pk, rk));
+			result->ts = next_timestamp(&old);
+			write_entity(plans->update, pk, rk, result->ts, result->props);
+			break;
+
+		case TS_OP_INSERT_OR_REPLACE:
+		case TS_OP_INSERT_OR_MERGE:
+
+			/*
+			 * Change the entity if it exists, insert it if not.  If another
+			 * session inserts the key between our read and our insert, the
+			 * insert does nothing and we go round again, then find (and
+			 * lock) that session's row.
+			 */
+			for (round = 0; round < UPSERT_MAX_ROUNDS; round++)
+			{
+				old = read_entity(plans->lock, pk, rk, false);
+				result->ts = next_timestamp(&old);
+				if (old.found)
+				{
+					if (kind == TS_OP_INSERT_OR_MERGE)
+						result->props = ts_entity_merge(old.props, e->props,
+														ts_entity_key_size(pk, rk));
+					write_entity(plans->update, pk, rk, result->ts, result->props);
+					break;
+				}
+				if (write_entity(plans->insert, pk, rk, result->ts, e->props) == 1)
+					break;
+				CHECK_FOR_INTERRUPTS();
+			}
+			if (round == UPSERT_MAX_ROUNDS)
+				elog(ERROR, "upsert of entity did not settle after %d rounds", UPSERT_MAX_ROUNDS);
+			break;
+
+		case TS_OP_DELETE:
+			delete_one(plans, pk, rk, conditional, ticks);
+			result->props = NULL;
+			break;
+
+		case TS_OP_RETRIEVE:
+			old = read_entity(plans->get, pk, rk, true);
+			if (!old.found)
+				entity_not_found(pk, rk);
+			result->ts = old.ts;
+			result->props = old.props;
+			break;
+	}
+}
+
+/*
+ * The body of the SQL functions: run one operation on the table named by
+ * argument 0 and return the entity as now stored (NULL after a delete).
+ */
+static Jsonb *
+run_single(text *table, TsOpKind kind, TsEntity *e, bool conditional, int64 ticks,
+		   const char *select_list)
+{
+	MemoryContext callerctx = CurrentMemoryContext;
+	char	   *relname;
+	TsOpResult	r;
+	Jsonb	   *result = NULL;
+
+	ts_table_open(table, kind == TS_OP_RETRIEVE ? AccessShareLock : RowExclusiveLock, &relname);
+	SPI_connect();
+	ts_apply_op(ts_get_plans(relname), kind, e, conditional, ticks, &r);
+
+	/* build the result where it outlives SPI_finish */
+	MemoryContextSwitchTo(callerctx);
+	if (r.props != NULL)
+		result = ts_entity_output(e->partition_key, e->row_key, r.ts, r.props, select_list);
 	SPI_finish();
+	return result;
+}
+
+static text *
+arg_text(FunctionCallInfo fcinfo, int n)
+{
+	return PG_ARGISNULL(n) ? NULL : PG_GETARG_TEXT_PP(n);
+}
+
+static text *
+arg_table(FunctionCallInfo fcinfo)
+{
+	if (PG_ARGISNULL(0))
+		ts_ereport(ERROR, TS_InvalidInput, errmsg("table_name must not be null"));
+	return PG_GETARG_TEXT_PP(0);
+}
+
+static TsEntity *
+arg_entity(FunctionCallInfo fcinfo, int n)
+{
+	if (PG_ARGISNULL(n))
+		ts_ereport(ERROR, TS_InvalidInput, errmsg("entity must not be null"));
+	return ts_entity_from_json(PG_GETARG_JSONB_P(n));
+}
+
+/* The If-Match argument n: returns whether it is a condition. */
+static bool
+arg_if_match(FunctionCallInfo fcinfo, int n, int64 *ticks)
+{
+	return ts_parse_if_match(PG_ARGISNULL(n) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(n)),
+							 ticks);
+}
+
+/* The key arguments of delete_entity and get_entity, checked. */
+static TsEntity *
+arg_keys(FunctionCallInfo fcinfo)
+{
+	TsEntity   *e = palloc0(sizeof(TsEntity));
+
+	if (PG_ARGISNULL(1) || PG_ARGISNULL(2))
+		ts_ereport(ERROR, TS_PropertiesNeedValue,
+				   errmsg("%s must not be null", PG_ARGISNULL(1) ? "PartitionKey" : "RowKey"));
+	e->partition_key = PG_GETARG_TEXT_PP(1);
+	e->row_key = PG_GETARG_TEXT_PP(2);
+	ts_validate_key("PartitionKey", VARDATA_ANY(e->partition_key), VARSIZE_ANY_EXHDR(e->partition_key));
+	ts_validate_key("RowKey", VARDATA_ANY(e->row_key), VARSIZE_ANY_EXHDR(e->row_key));
+	return e;
+}
+
+/*
+ * A write function of signature (table_name text, entity jsonb[, if_match
+ * text]).
+ */
+static Datum
+write_function(FunctionCallInfo fcinfo, TsOpKind kind, bool has_if_match)
+{
+	text	   *table = arg_table(fcinfo);
+	TsEntity   *e = arg_entity(fcinfo, 1);
+	int64		ticks = 0;
+	bool		conditional = has_if_match && arg_if_match(fcinfo, 2, &ticks);
+
+	PG_RETURN_JSONB_P(run_single(table, kind, e, conditional, ticks, NULL));
+}
+
+/*
+ * tablestore.insert_entity(table_name text, entity jsonb) RETURNS jsonb
+ */
+TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(insert_entity);
+
+Datum
+insert_entity(PG_FUNCTION_ARGS)
+{
+	return write_function(fcinfo, TS_OP_INSERT, false);
+}
+
+/*
+ * tablestore.update_entity(table_name text, entity jsonb, if_match text
+ * DEFAULT '*') RETURNS jsonb: replace the whole entity.
+ */
+TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(update_entity);
+
+Datum
+update_entity(PG_FUNCTION_ARGS)
+{
+	return write_function(fcinfo, TS_OP_UPDATE, true);
+}
+
+/*
+ * tablestore.merge_entity(table_name text, entity jsonb, if_match text
+ * DEFAULT '*') RETURNS jsonb: overwrite the given properties, keep others.
+ */
+TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(merge_entity);
+
+Datum
+merge_entity(PG_FUNCTION_ARGS)
+{
+	return write_function(fcinfo, TS_OP_MERGE, true);
+}
+
+/*
+ * tablestore.insert_or_replace_entity(table_name text, entity jsonb)
+ */
+TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(insert_or_replace_entity);
+
+Datum
+insert_or_replace_entity(PG_FUNCTION_ARGS)
+{
+	return write_function(fcinfo, TS_OP_INSERT_OR_REPLACE, false);
+}
+
+/*
+ * tablestore.insert_or_merge_entity(table_name text, entity jsonb)
+ */
+TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(insert_or_merge_entity);
+
+Datum
+insert_or_merge_entity(PG_FUNCTION_ARGS)
+{
+	return write_function(fcinfo, TS_OP_INSERT_OR_MERGE, false);
+}
+
+/*
+ * tablestore.delete_entity(table_name text, partition_key text, row_key
+ * text, if_match text DEFAULT '*') RETURNS void
+ */
+TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(delete_entity);
+
+Datum
+delete_entity(PG_FUNCTION_ARGS)
+{
+	text	   *table = arg_table(fcinfo);
+	TsEntity   *e = arg_keys(fcinfo);
+	int64		ticks = 0;
+	bool		conditional = arg_if_match(fcinfo, 3, &ticks);
+
+	run_single(table, TS_OP_DELETE, e, conditional, ticks, NULL);
 	PG_RETURN_VOID();
 }
 
@@ -495,26 +516,9 @@ Datum
 get_entity(PG_FUNCTION_ARGS)
 {
 	text	   *table = arg_table(fcinfo);
+	TsEntity   *e = arg_keys(fcinfo);
 	text	   *select = arg_text(fcinfo, 3);
-	MemoryContext callerctx = CurrentMemoryContext;
-	text	   *pk;
-	text	   *rk;
-	char	   *relname;
-	RelPlans   *plans;
-	StoredEntity e;
-	Jsonb	   *result;
 
-	arg_keys(fcinfo, &pk, &rk);
-	ts_table_open(table, AccessShareLock, &relname);
-	SPI_connect();
-	plans = get_plans(relname);
-	e = read_entity(plans->get, pk, rk, true);
-	if (!e.found)
-		entity_not_found(pk, rk);
-
-	MemoryContextSwitchTo(callerctx);
-	result = ts_entity_output(pk, rk, e.ts, e.props,
-							  select ? text_to_cstring(select) : NULL);
-	SPI_finish();
-	PG_RETURN_JSONB_P(result);
+	PG_RETURN_JSONB_P(run_single(table, TS_OP_RETRIEVE, e, false, 0,
+								 select ? text_to_cstring(select) : NULL));
 }

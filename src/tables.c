@@ -66,12 +66,12 @@ check_table_name(const char *name, int len)
 	}
 	if (len > 0 && !first_ok)
 		ts_ereport(ERROR, TS_InvalidResourceName,
-				   errmsg("table name \"%.*s\" contains invalid characters", Min(len, 100), name),
+				   errmsg("table name \"%.*s\" contains invalid characters", pg_mbcliplen(name, len, 100), name),
 				   errhint("A table name consists of ASCII letters and digits and starts with a letter."));
 	if (len < 3 || len > 63)
 		ts_ereport(ERROR, TS_OutOfRangeInput,
 				   errmsg("table name \"%.*s\" is %d characters long, outside the permitted 3 to 63",
-						  Min(len, 100), name, len));
+						  pg_mbcliplen(name, len, 100), name, len));
 	if (pg_strncasecmp(name, "tables", len) == 0 && len == 6)
 		ts_ereport(ERROR, TS_InvalidInput,
 				   errmsg("table name \"%.*s\" is reserved", len, name));
@@ -112,7 +112,7 @@ ts_table_open(text *table_name, LOCKMODE lockmode, char **relname)
 	}
 	if (!OidIsValid(relid))
 		ts_ereport(ERROR, TS_TableNotFound,
-				   errmsg("table \"%.*s\" does not exist", Min(len, 100), name));
+				   errmsg("table \"%.*s\" does not exist", pg_mbcliplen(name, len, 100), name));
 	return relid;
 }
 

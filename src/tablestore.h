@@ -146,6 +146,33 @@ extern Jsonb *ts_entity_output(text *pk, text *rk, TimestampTz ts, Jsonb *props,
 							   const char *select_list);
 extern bool ts_is_valid_property_name(const char *s, int len);
 
+/* entityops.c */
+typedef struct RelPlans RelPlans;
+
+/* The entity operations, single or in a batch. */
+typedef enum TsOpKind
+{
+	TS_OP_INSERT,
+	TS_OP_UPDATE,
+	TS_OP_MERGE,
+	TS_OP_INSERT_OR_REPLACE,
+	TS_OP_INSERT_OR_MERGE,
+	TS_OP_DELETE,
+	TS_OP_RETRIEVE
+} TsOpKind;
+
+/* The entity after an operation: its Timestamp and stored properties. */
+typedef struct TsOpResult
+{
+	TimestampTz ts;
+	Jsonb	   *props;			/* NULL after a delete */
+} TsOpResult;
+
+extern RelPlans *ts_get_plans(const char *relname);
+extern bool ts_parse_if_match(const char *s, int64 *ticks);
+extern void ts_apply_op(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional,
+						int64 ticks, TsOpResult *result);
+
 /* tables.c */
 extern Oid	ts_table_open(text *table_name, LOCKMODE lockmode, char **relname);
 extern bool ts_table_name_is_valid(const char *name, int len);
