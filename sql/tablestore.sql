@@ -73,9 +73,16 @@ CREATE FUNCTION tablestore.get_entity(table_name text, partition_key text, row_k
 	AS 'MODULE_PATHNAME', 'get_entity' LANGUAGE C STABLE;
 COMMENT ON FUNCTION tablestore.get_entity(text, text, text, text) IS 'one entity by its keys, optionally projected to a $select list';
 
+-- Entity group transactions
+
+CREATE FUNCTION tablestore.execute_batch(table_name text, operations jsonb) RETURNS SETOF jsonb
+	AS 'MODULE_PATHNAME', 'execute_batch' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION tablestore.execute_batch(text, jsonb) IS 'run up to 100 operations on one partition, all or nothing';
+
 -- Errors
 
-CREATE FUNCTION tablestore.error_codes(OUT code text, OUT sqlstate text, OUT http_status integer, OUT description text)
+CREATE FUNCTION tablestore.error_codes(OUT code text, OUT sqlstate text, OUT http_status integer, OUT description text,
+		OUT service_message text)
 	RETURNS SETOF record
 	AS 'MODULE_PATHNAME', 'error_codes' LANGUAGE C IMMUTABLE;
 COMMENT ON FUNCTION tablestore.error_codes() IS 'the Table service error codes and the SQLSTATE each is raised with';

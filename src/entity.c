@@ -729,6 +729,26 @@ ts_entity_from_json(Jsonb *entity)
 }
 
 /*
+ * ts_entity_keys_from_json: only the keys of an entity, checked (for delete
+ * and retrieve, which ignore other properties).
+ */
+TsEntity *
+ts_entity_keys_from_json(Jsonb *entity)
+{
+	TsEntity   *e = palloc0(sizeof(TsEntity));
+	Member	   *members;
+	int			n;
+
+	if (!JB_ROOT_IS_OBJECT(entity) || JB_ROOT_IS_SCALAR(entity))
+		ts_ereport(ERROR, TS_InvalidInput,
+				   errmsg("entity must be a JSON object"));
+	members = collect_members(entity, &n);
+	e->partition_key = take_key(members, n, "PartitionKey");
+	e->row_key = take_key(members, n, "RowKey");
+	return e;
+}
+
+/*
  * Whether member m is property `name` of the set or the annotation of one.
  */
 static bool

@@ -43,6 +43,8 @@
 #define TS_MAX_STRING_UTF16		32768	/* Edm.String, 64 KiB of UTF-16 */
 #define TS_MAX_BINARY_BYTES		65536	/* Edm.Binary */
 #define TS_MAX_ENTITY_SIZE		1048488 /* live service's observed limit */
+#define TS_MAX_BATCH_OPS		100
+#define TS_MAX_BATCH_BYTES		(4 * 1024 * 1024)
 
 /*
  * Largest (PartitionKey, RowKey) pair the btree key index can hold: an
@@ -83,6 +85,8 @@ typedef enum TsErrorCode
 /* errors.c */
 extern int	ts_errcode(TsErrorCode code);
 extern const char *ts_error_name(TsErrorCode code);
+extern const char *ts_service_message(TsErrorCode code);
+extern int	ts_error_from_sqlstate(int sqlerrcode);
 
 /*
  * ts_ereport(ERROR, code, errmsg(...), ...): an ereport whose SQLSTATE is
@@ -140,6 +144,7 @@ typedef struct TsEntity
 extern void ts_validate_key(const char *name, const char *s, int len);
 extern void ts_check_key_pair_fits(const char *pk, int pklen, const char *rk, int rklen);
 extern TsEntity *ts_entity_from_json(Jsonb *entity);
+extern TsEntity *ts_entity_keys_from_json(Jsonb *entity);
 extern Jsonb *ts_entity_merge(Jsonb *old_props, Jsonb *new_props, int64 key_size);
 extern int64 ts_entity_key_size(text *pk, text *rk);
 extern Jsonb *ts_entity_output(text *pk, text *rk, TimestampTz ts, Jsonb *props,

@@ -104,3 +104,4 @@ SELECT tablestore.delete_table('Employees');
 SELECT tablestore.insert_entity('Employees', '{"PartitionKey": "a", "RowKey": "1"}');
 SELECT * FROM tablestore.list_tables();
 SELECT tablestore.delete_table('Archive2024');
+DROP FUNCTION shown(jsonb);
