@@ -25,6 +25,7 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/numeric.h"
 #include "utils/resowner.h"
@@ -397,7 +398,13 @@ execute_batch(PG_FUNCTION_ARGS)
 
 	relid = ts_table_open(table, read_only ? AccessShareLock : RowExclusiveLock, &relname);
 	if (!read_only)
+	{
+		/* a role that may not write the table may not hold its partitions up */
+		if (pg_class_aclmask(relid, GetUserId(), ACL_INSERT | ACL_UPDATE | ACL_DELETE,
+							 ACLMASK_ANY) == 0)
+			aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, relname);
 		lock_partition(relid, batch[0].entity->partition_key);
+	}
 
 	SPI_connect();
 	plans = ts_get_plans(relname);

@@ -110,5 +110,18 @@ SELECT count(*) FROM tablestore.execute_batch('Orders', '[
 COMMIT;
 SELECT * FROM entities() WHERE pk = 'c7';
 
+-- a role that may not write the table cannot run (or lock) a batch on it
+CREATE ROLE regress_ts_nobody;
+SET ROLE regress_ts_nobody;
+SELECT * FROM tablestore.execute_batch('Orders', '[{"op": "insert", "entity": {"PartitionKey": "c8", "RowKey": "1"}}]');
+RESET ROLE;
+GRANT SELECT, INSERT ON tablestore_data.orders TO regress_ts_nobody;
+SET ROLE regress_ts_nobody;
+SELECT count(*) FROM tablestore.execute_batch('Orders', '[{"op": "insert", "entity": {"PartitionKey": "c8", "RowKey": "1"}}]');
+SELECT * FROM tablestore.execute_batch('Orders', '[{"op": "delete", "entity": {"PartitionKey": "c8", "RowKey": "1"}}]');
+RESET ROLE;
+REVOKE ALL ON tablestore_data.orders FROM regress_ts_nobody;
+DROP ROLE regress_ts_nobody;
+
 SELECT tablestore.delete_table('Orders');
 DROP FUNCTION batch_shown(jsonb), ops(text, text, int, int), entities(), big(int);
