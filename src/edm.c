@@ -19,13 +19,14 @@
 #include "mb/pg_wchar.h"
 #include "utils/datetime.h"
 
+#include "edmtext.h"
 #include "tablestore.h"
 
 #define TICKS_PER_SECOND	INT64CONST(10000000)
 #define TICKS_PER_DAY		(INT64CONST(86400) * TICKS_PER_SECOND)
 
 /* Ticks of 9999-12-31T23:59:59.9999999Z, the largest DateTime. */
-#define MAX_TICKS			(days_from_1601(10000, 1, 1) * TICKS_PER_DAY - 1)
+#define MAX_TICKS			(edm_days_from_1601(10000, 1, 1) * TICKS_PER_DAY - 1)
 
 /*
  * ts_utf16_length: the number of UTF-16 code units of a UTF-8 string
@@ -94,95 +95,32 @@ ts_utf16_cmp(const char *a, int alen, const char *b, int blen)
 }
 
 /*
- * Days from 1601-01-01 to y-m-d in the proleptic Gregorian calendar.
- */
-static int64
-days_from_1601(int y, int m, int d)
-{
-	/* date2j counts Julian days; 1601-01-01 is its day 2305814 */
-	return (int64) date2j(y, m, d) - date2j(1601, 1, 1);
-}
-
-static bool
-parse_digits(const char *s, int n, int *out)
-{
-	int			v = 0;
-
-	for (int i = 0; i < n; i++)
-	{
-		if (s[i] < '0' || s[i] > '9')
-			return false;
-		v = v * 10 + (s[i] - '0');
-	}
-	*out = v;
-	return true;
-}
-
-/*
  * ts_parse_datetime: parse an ISO 8601 UTC DateTime of the form
  * YYYY-MM-DDTHH:MM:SS[.fffffff][Z] into ticks.
  *
  * Returns false if the text is not of that form (the caller reports
- * InvalidInput).  A well-formed value outside 1601-01-01 .. 9999-12-31 is
- * reported here as OutOfRangeInput.
+ * InvalidInput).  A well-formed value before 1601 is reported here as
+ * OutOfRangeInput.
  */
 bool
 ts_parse_datetime(const char *s, int len, int64 *ticks)
 {
-	int			y,
-				mo,
-				d,
-				h,
-				mi,
-				sec;
-	int64		frac = 0;
-	int			pos = 19;
+	int64_t		t;
 
-	if (len < 19 ||
-		!parse_digits(s, 4, &y) || s[4] != '-' ||
-		!parse_digits(s + 5, 2, &mo) || s[7] != '-' ||
-		!parse_digits(s + 8, 2, &d) || (s[10] != 'T' && s[10] != 't') ||
-		!parse_digits(s + 11, 2, &h) || s[13] != ':' ||
-		!parse_digits(s + 14, 2, &mi) || s[16] != ':' ||
-		!parse_digits(s + 17, 2, &sec))
-		return false;
-
-	if (pos < len && s[pos] == '.')
+	switch (edm_parse_datetime(s, len, &t))
 	{
-		int			ndigits = 0;
-
-		pos++;
-		while (pos < len && s[pos] >= '0' && s[pos] <= '9')
-		{
-			if (ndigits == 7)
-				return false;	/* finer than a tick */
-			frac = frac * 10 + (s[pos] - '0');
-			ndigits++;
-			pos++;
-		}
-		if (ndigits == 0)
+		case EDM_TEXT_OK:
+			*ticks = t;
+			return true;
+		case EDM_TEXT_MALFORMED:
 			return false;
-		while (ndigits++ < 7)
-			frac *= 10;
+		case EDM_TEXT_OUT_OF_RANGE:
+			break;
 	}
-	if (pos < len && (s[pos] == 'Z' || s[pos] == 'z'))
-		pos++;
-	if (pos != len)
-		return false;
-
-	if (mo < 1 || mo > 12 || d < 1 || h > 23 || mi > 59 || sec > 59)
-		return false;
-	if (d > day_tab[isleap(y)][mo - 1])
-		return false;
-
-	if (y < 1601)
-		ts_ereport(ERROR, TS_OutOfRangeInput,
-				   errmsg("DateTime value \"%.*s\" is out of range", len, s),
-				   errhint("DateTime values lie between 1601-01-01T00:00:00Z and 9999-12-31T23:59:59.9999999Z."));
-
-	*ticks = days_from_1601(y, mo, d) * TICKS_PER_DAY +
-		((int64) h * 3600 + mi * 60 + sec) * TICKS_PER_SECOND + frac;
-	return true;
+	ts_ereport(ERROR, TS_OutOfRangeInput,
+			   errmsg("DateTime value \"%.*s\" is out of range", len, s),
+			   errhint("DateTime values lie between 1601-01-01T00:00:00Z and 9999-12-31T23:59:59.9999999Z."));
+	return false;				/* keep the compiler quiet */
 }
 
 /*
@@ -225,7 +163,7 @@ ts_format_datetime(int64 ticks)
 static int64
 pg_epoch_ticks(void)
 {
-	return days_from_1601(2000, 1, 1) * TICKS_PER_DAY;
+	return edm_days_from_1601(2000, 1, 1) * TICKS_PER_DAY;
 }
 
 /*
@@ -250,18 +188,6 @@ ts_ticks_to_timestamptz(int64 ticks)
 	return (TimestampTz) (t >= 0 ? t / 10 : -((-t + 9) / 10));
 }
 
-static int
-hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /*
  * ts_parse_guid: parse xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx (hex, either
  * case) into 16 bytes.
@@ -269,24 +195,7 @@ hexval(char c)
 bool
 ts_parse_guid(const char *s, int len, uint8 *out)
 {
-	int			nb = 0;
-
-	if (len != 36)
-		return false;
-	for (int i = 0; i < 36; i++)
-	{
-		if (i == 8 || i == 13 || i == 18 || i == 23)
-		{
-			if (s[i] != '-')
-				return false;
-			continue;
-		}
-		if (hexval(s[i]) < 0 || hexval(s[i + 1]) < 0)
-			return false;
-		out[nb++] = (uint8) (hexval(s[i]) << 4 | hexval(s[i + 1]));
-		i++;
-	}
-	return nb == 16;
+	return edm_parse_guid(s, len, out);
 }
 
 /*

@@ -1,0 +1,155 @@
+/*-------------------------------------------------------------------------
+ *
+ * edmtext.c
+ *	  Parsing the text forms of Edm DateTime and Guid values, in plain C.
+ *
+ * No PostgreSQL headers: the $filter parser uses this too, and it is built
+ * and fuzzed outside the server.  edm.c wraps it with the server's error
+ * reporting.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "edmtext.h"
+
+/*
+ * edm_days_from_1601: days from 1601-01-01 to y-m-d, proleptic Gregorian.
+ */
+int64_t
+edm_days_from_1601(int y, int m, int d)
+{
+	/* days from 0000-03-01, shifting the year to start in March */
+	int64_t		yy = (m <= 2) ? y - 1 : y;
+	int64_t		era = (yy >= 0 ? yy : yy - 399) / 400;
+	int64_t		yoe = yy - era * 400;
+	int64_t		mp = (m + 9) % 12;
+	int64_t		doy = (153 * mp + 2) / 5 + d - 1;
+	int64_t		doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	int64_t		days = era * 146097 + doe;
+
+	/* 1601-01-01 is day 584694 of that count */
+	return days - 584694;
+}
+
+static bool
+is_leap(int y)
+{
+	return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+}
+
+static bool
+digits(const char *s, int n, int *out)
+{
+	int			v = 0;
+
+	for (int i = 0; i < n; i++)
+	{
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+		v = v * 10 + (s[i] - '0');
+	}
+	*out = v;
+	return true;
+}
+
+/*
+ * edm_parse_datetime: YYYY-MM-DDTHH:MM:SS[.fffffff][Z] (UTC) into ticks
+ * since 1601-01-01.  A well-formed date before 1601 is OUT_OF_RANGE.
+ */
+EdmTextStatus
+edm_parse_datetime(const char *s, size_t len, int64_t *ticks)
+{
+	static const int mdays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+	int			y,
+				mo,
+				d,
+				h,
+				mi,
+				sec;
+	int64_t		frac = 0;
+	size_t		pos = 19;
+
+	if (len < 19 ||
+		!digits(s, 4, &y) || s[4] != '-' ||
+		!digits(s + 5, 2, &mo) || s[7] != '-' ||
+		!digits(s + 8, 2, &d) || (s[10] != 'T' && s[10] != 't') ||
+		!digits(s + 11, 2, &h) || s[13] != ':' ||
+		!digits(s + 14, 2, &mi) || s[16] != ':' ||
+		!digits(s + 17, 2, &sec))
+		return EDM_TEXT_MALFORMED;
+
+	if (pos < len && s[pos] == '.')
+	{
+		int			ndigits = 0;
+
+		pos++;
+		while (pos < len && s[pos] >= '0' && s[pos] <= '9')
+		{
+			if (ndigits == 7)
+				return EDM_TEXT_MALFORMED;	/* finer than a tick */
+			frac = frac * 10 + (s[pos] - '0');
+			ndigits++;
+			pos++;
+		}
+		if (ndigits == 0)
+			return EDM_TEXT_MALFORMED;
+		while (ndigits++ < 7)
+			frac *= 10;
+	}
+	if (pos < len && (s[pos] == 'Z' || s[pos] == 'z'))
+		pos++;
+	if (pos != len)
+		return EDM_TEXT_MALFORMED;
+
+	if (mo < 1 || mo > 12 || d < 1 || h > 23 || mi > 59 || sec > 59)
+		return EDM_TEXT_MALFORMED;
+	if (d > mdays[mo - 1] + (mo == 2 && is_leap(y) ? 1 : 0))
+		return EDM_TEXT_MALFORMED;
+	if (y < 1601)
+		return EDM_TEXT_OUT_OF_RANGE;
+
+	*ticks = edm_days_from_1601(y, mo, d) * EDM_TICKS_PER_DAY +
+		((int64_t) h * 3600 + mi * 60 + sec) * EDM_TICKS_PER_SECOND + frac;
+	return EDM_TEXT_OK;
+}
+
+/*
+ * edm_hexval: the value of a hex digit, or -1.
+ */
+int
+edm_hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/*
+ * edm_parse_guid: xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx (hex, either case)
+ * into 16 bytes.
+ */
+bool
+edm_parse_guid(const char *s, size_t len, uint8_t *out)
+{
+	int			nb = 0;
+
+	if (len != 36)
+		return false;
+	for (int i = 0; i < 36; i++)
+	{
+		if (i == 8 || i == 13 || i == 18 || i == 23)
+		{
+			if (s[i] != '-')
+				return false;
+			continue;
+		}
+		if (edm_hexval(s[i]) < 0 || edm_hexval(s[i + 1]) < 0)
+			return false;
+		out[nb++] = (uint8_t) (edm_hexval(s[i]) << 4 | edm_hexval(s[i + 1]));
+		i++;
+	}
+	return nb == 16;
+}
