@@ -25,3 +25,18 @@ include $(PGXS)
 
 sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql
 	cp $< $@
+
+# The $filter parser outside the server: unit tests and a libFuzzer target.
+FILTER_SRC = src/filter_parse.c src/filter_format.c src/edmtext.c
+
+test/unit/filter_test: test/unit/filter_test.c $(FILTER_SRC) src/filter.h src/edmtext.h
+	$(CC) -std=gnu99 -Wall -Wextra -Werror -g -Isrc -o $@ test/unit/filter_test.c $(FILTER_SRC) -lm
+
+fuzz/filter_fuzzer: fuzz/filter_fuzzer.c $(FILTER_SRC) src/filter.h src/edmtext.h
+	clang -g -O1 -Wall -Wextra -Werror -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=undefined -Isrc -o $@ fuzz/filter_fuzzer.c $(FILTER_SRC) -lm
+
+.PHONY: unit fuzz
+unit: test/unit/filter_test
+	test/unit/filter_test
+fuzz: fuzz/filter_fuzzer

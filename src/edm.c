@@ -130,33 +130,11 @@ ts_parse_datetime(const char *s, int len, int64 *ticks)
 char *
 ts_format_datetime(int64 ticks)
 {
-	int64		days = ticks / TICKS_PER_DAY;
-	int64		rest = ticks % TICKS_PER_DAY;
-	int64		frac = rest % TICKS_PER_SECOND;
-	int			secs = (int) (rest / TICKS_PER_SECOND);
-	int			y,
-				m,
-				d;
-	char		buf[40];
-	int			n;
+	char	   *buf = palloc(EDM_DATETIME_BUFLEN);
 
 	Assert(ticks >= 0 && ticks <= MAX_TICKS);
-	j2date((int) (days + date2j(1601, 1, 1)), &y, &m, &d);
-	n = snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d",
-				 y, m, d, secs / 3600, (secs / 60) % 60, secs % 60);
-	if (frac != 0)
-	{
-		int			digits = 7;
-
-		while (frac % 10 == 0)
-		{
-			frac /= 10;
-			digits--;
-		}
-		n += snprintf(buf + n, sizeof(buf) - n, ".%0*lld", digits, (long long) frac);
-	}
-	snprintf(buf + n, sizeof(buf) - n, "Z");
-	return pstrdup(buf);
+	edm_format_datetime(ticks, buf);
+	return buf;
 }
 
 /* Ticks from 1601-01-01 to 2000-01-01, PostgreSQL's timestamp epoch. */

@@ -11,6 +11,8 @@
  */
 #include "edmtext.h"
 
+#include <stdio.h>
+
 /*
  * edm_days_from_1601: days from 1601-01-01 to y-m-d, proleptic Gregorian.
  */
@@ -152,4 +154,44 @@ edm_parse_guid(const char *s, size_t len, uint8_t *out)
 		i++;
 	}
 	return nb == 16;
+}
+
+/*
+ * edm_format_datetime: ticks as the service writes a DateTime (UTC, up to
+ * seven fractional digits, trailing zeros trimmed) into buf, which must
+ * hold EDM_DATETIME_BUFLEN bytes.
+ */
+void
+edm_format_datetime(int64_t ticks, char *buf)
+{
+	int64_t		days = ticks / EDM_TICKS_PER_DAY;
+	int64_t		rest = ticks % EDM_TICKS_PER_DAY;
+	int64_t		frac = rest % EDM_TICKS_PER_SECOND;
+	int			secs = (int) (rest / EDM_TICKS_PER_SECOND);
+	/* civil date from days, counting from 0000-03-01 (days 584694 = 1601-01-01) */
+	int64_t		z = days + 584694;
+	int64_t		era = (z >= 0 ? z : z - 146096) / 146097;
+	int64_t		doe = z - era * 146097;
+	int64_t		yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	int64_t		doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	int64_t		mp = (5 * doy + 2) / 153;
+	int			d = (int) (doy - (153 * mp + 2) / 5 + 1);
+	int			m = (int) (mp < 10 ? mp + 3 : mp - 9);
+	int			y = (int) (yoe + era * 400 + (m <= 2));
+	int			n;
+
+	n = snprintf(buf, EDM_DATETIME_BUFLEN, "%04d-%02d-%02dT%02d:%02d:%02d",
+				 y, m, d, secs / 3600, (secs / 60) % 60, secs % 60);
+	if (frac != 0)
+	{
+		int			ndigits = 7;
+
+		while (frac % 10 == 0)
+		{
+			frac /= 10;
+			ndigits--;
+		}
+		n += snprintf(buf + n, EDM_DATETIME_BUFLEN - n, ".%0*lld", ndigits, (long long) frac);
+	}
+	snprintf(buf + n, EDM_DATETIME_BUFLEN - n, "Z");
 }

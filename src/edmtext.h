@@ -31,4 +31,8 @@ extern EdmTextStatus edm_parse_datetime(const char *s, size_t len, int64_t *tick
 extern bool edm_parse_guid(const char *s, size_t len, uint8_t *out);
 extern int	edm_hexval(char c);
 
+/* YYYY-MM-DDTHH:MM:SS.fffffffZ and a NUL */
+#define EDM_DATETIME_BUFLEN 32
+extern void edm_format_datetime(int64_t ticks, char *buf);
+
 #endif							/* EDMTEXT_H */

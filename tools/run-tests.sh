@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tools/run-tests.sh: the whole test suite on a throwaway server.
 #   pg_regress (test/sql, expected/), isolation tests (test/specs),
-#   pgTAP through pg_prove (test/pgtap), and the dump/restore round trip.
+#   pgTAP through pg_prove (test/pgtap), the dump/restore round trip, the
+#   $filter parser's unit tests and a 20-second libFuzzer run.
 # Exits non-zero on any failure, printing regression.diffs and the server log.
 set -u
 cd "$(dirname "$0")/.."
@@ -36,6 +37,22 @@ run psql -X -q -d postgres -c "CREATE DATABASE tap"
 run psql -X -q -d tap -c "CREATE EXTENSION pgtap" -c "CREATE EXTENSION tablestore"
 run pg_prove -d tap --failures test/pgtap/*.sql
 run bash test/dump_restore.sh
+
+# The $filter parser on its own: unit tests, then a bounded fuzz run seeded
+# with the test filters (any crash or broken round trip fails the run).
+run make -s unit
+fuzz() {
+	local work
+	work=$(mktemp -d /tmp/tsfuzz.XXXXXX)
+	make -s fuzz && (cd "$work" && "$OLDPWD/fuzz/filter_fuzzer" "$work" "$OLDPWD/fuzz/corpus" \
+		-max_total_time="${FUZZ_SECONDS:-20}" -print_final_stats=1 >"$work/log" 2>&1)
+	local rc=$?
+	grep -E "^(stat::number_of_executed_units|Done)" "$work/log"
+	[ $rc -eq 0 ] || tail -n 40 "$work/log"
+	rm -rf "$work"
+	return $rc
+}
+run fuzz
 
 if [ $status -eq 0 ]; then echo "== all tests passed"; else echo "== TESTS FAILED"; fi
 exit $status
