@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tools/run-tests.sh: the whole test suite on a throwaway server.
 #   pg_regress (test/sql, expected/), isolation tests (test/specs),
-#   pgTAP through pg_prove (test/pgtap), the dump/restore round trip, the
+#   pgTAP through pg_prove (test/pgtap), the dump/restore round trip, a crash
+#   test (pg_ctl stop -m immediate under concurrent writes), the
 #   $filter parser's unit tests and a 20-second libFuzzer run.
 # Exits non-zero on any failure, printing regression.diffs and the server log.
 set -u
@@ -37,6 +38,7 @@ run psql -X -q -d postgres -c "CREATE DATABASE tap"
 run psql -X -q -d tap -c "CREATE EXTENSION pgtap" -c "CREATE EXTENSION tablestore"
 run pg_prove -d tap --failures test/pgtap/*.sql
 run bash test/dump_restore.sh
+run bash test/crash.sh
 
 # The $filter parser on its own: unit tests, then a bounded fuzz run seeded
 # with the test filters (any crash or broken round trip fails the run).
