@@ -17,7 +17,8 @@ REGRESS_OPTS = --inputdir=test --load-extension=$(EXTENSION)
 
 # isolation tests: test/specs/*.spec, expected output in expected/.
 ISOLATION = $(patsubst test/specs/%.spec,%,$(sort $(wildcard test/specs/*.spec)))
-ISOLATION_OPTS = --inputdir=test --load-extension=$(EXTENSION)
+# --outputdir=. (after pgxs's output_iso) so that expected/ at the top is found
+ISOLATION_OPTS = --inputdir=test --outputdir=. --load-extension=$(EXTENSION)
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)

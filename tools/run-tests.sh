@@ -16,7 +16,7 @@ TMP=$(mktemp -d /tmp/tstest.XXXXXX)
 status=0
 cleanup() {
 	if [ $status -ne 0 ]; then
-		for f in regression.diffs output_iso/regression.diffs; do
+		for f in regression.diffs; do
 			[ -f "$f" ] && { echo "==== $f"; cat "$f"; }
 		done
 		echo "==== server log"; tail -n 200 "$TMP/server.log" 2>/dev/null
@@ -32,7 +32,7 @@ run() {
 	"$@" || status=1
 }
 
-rm -rf results output_iso regression.diffs regression.out
+rm -rf results regression.diffs regression.out
 run make -s installcheck PG_CONFIG="$PGBIN/pg_config"
 run psql -X -q -d postgres -c "CREATE DATABASE tap"
 run psql -X -q -d tap -c "CREATE EXTENSION pgtap" -c "CREATE EXTENSION tablestore"
