@@ -36,18 +36,29 @@
 #include "tablestore.h"
 
 /*
+ * Whether a name has only the characters a table name may have: an ASCII
+ * letter first, then ASCII letters and digits.
+ */
+static bool
+has_valid_characters(const char *name, int len)
+{
+	if (len == 0 || !((name[0] >= 'A' && name[0] <= 'Z') || (name[0] >= 'a' && name[0] <= 'z')))
+		return false;
+	for (int i = 1; i < len; i++)
+		if (!((name[i] >= 'A' && name[i] <= 'Z') || (name[i] >= 'a' && name[i] <= 'z') ||
+			  (name[i] >= '0' && name[i] <= '9')))
+			return false;
+	return true;
+}
+
+/*
  * ts_table_name_is_valid: whether a name could be a table's:
  * ^[A-Za-z][A-Za-z0-9]{2,62}$.
  */
 bool
 ts_table_name_is_valid(const char *name, int len)
 {
-	if (len < 3 || len > 63 || !isalpha((unsigned char) name[0]) || IS_HIGHBIT_SET(name[0]))
-		return false;
-	for (int i = 1; i < len; i++)
-		if (!isalnum((unsigned char) name[i]) || IS_HIGHBIT_SET(name[i]))
-			return false;
-	return true;
+	return len >= 3 && len <= 63 && has_valid_characters(name, len);
 }
 
 /*
@@ -57,14 +68,7 @@ ts_table_name_is_valid(const char *name, int len)
 static void
 check_table_name(const char *name, int len)
 {
-	bool		first_ok = len > 0 && isalpha((unsigned char) name[0]) && !IS_HIGHBIT_SET(name[0]);
-
-	for (int i = 0; i < len; i++)
-	{
-		if (!isalnum((unsigned char) name[i]) || IS_HIGHBIT_SET(name[i]))
-			first_ok = false;
-	}
-	if (len > 0 && !first_ok)
+	if (len > 0 && !has_valid_characters(name, len))
 		ts_ereport(ERROR, TS_InvalidResourceName,
 				   errmsg("table name \"%.*s\" contains invalid characters", pg_mbcliplen(name, len, 100), name),
 				   errhint("A table name consists of ASCII letters and digits and starts with a letter."));
@@ -72,7 +76,7 @@ check_table_name(const char *name, int len)
 		ts_ereport(ERROR, TS_OutOfRangeInput,
 				   errmsg("table name \"%.*s\" is %d characters long, outside the permitted 3 to 63",
 						  pg_mbcliplen(name, len, 100), name, len));
-	if (pg_strncasecmp(name, "tables", len) == 0 && len == 6)
+	if (len == 6 && pg_strncasecmp(name, "tables", len) == 0)
 		ts_ereport(ERROR, TS_InvalidInput,
 				   errmsg("table name \"%.*s\" is reserved", len, name));
 }
