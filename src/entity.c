@@ -749,56 +749,20 @@ ts_entity_keys_from_json(Jsonb *entity)
 }
 
 /*
- * Whether member m is property `name` of the set or the annotation of one.
+ * ts_entity_check_limits: check stored-form properties (the result of a
+ * merge) against the property count and size limits.
  */
-static bool
-member_in_set(const Member *m, const Member *set, int nset)
+void
+ts_entity_check_limits(Jsonb *props, int64 key_size)
 {
-	int			baselen = m->namelen;
-
-	if (is_annotation(m->name, m->namelen))
-		baselen -= ANNOTATION_SUFFIX_LEN;
-	for (int i = 0; i < nset; i++)
-	{
-		if (set[i].name == NULL || is_annotation(set[i].name, set[i].namelen))
-			continue;
-		if (set[i].namelen == baselen && memcmp(set[i].name, m->name, baselen) == 0)
-			return true;
-	}
-	return false;
-}
-
-/*
- * ts_entity_merge: the properties of old_props (stored form) merged with
- * new_props (stored form): each new property replaces the old one's value
- * and type; old properties not given are kept.  The result is checked
- * against the count and size limits, with the keys' share of the size.
- */
-Jsonb *
-ts_entity_merge(Jsonb *old_props, Jsonb *new_props, int64 key_size)
-{
-	Member	   *olds;
-	Member	   *news;
-	Member	   *all;
-	int			nold,
-				nnew,
-				n = 0;
+	Member	   *members;
+	int			n;
 	int			nprops;
 	int64		size;
-	Jsonb	   *merged;
 
-	olds = collect_members(old_props, &nold);
-	news = collect_members(new_props, &nnew);
-	all = palloc(sizeof(Member) * (nold + nnew + 1));
-	for (int i = 0; i < nold; i++)
-		if (!member_in_set(&olds[i], news, nnew))
-			all[n++] = olds[i];
-	for (int i = 0; i < nnew; i++)
-		all[n++] = news[i];
-
-	merged = canonical_properties(all, n, &nprops, &size);
+	members = collect_members(props, &n);
+	(void) canonical_properties(members, n, &nprops, &size);
 	check_limits(nprops, size + key_size);
-	return merged;
 }
 
 /*

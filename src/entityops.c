@@ -12,13 +12,16 @@
  * cache keyed by relation name; they name every object and operator with
  * its schema, so no search_path can change what they do.
  *
- * Concurrency: a conditional write first locks the entity's row (SELECT
- * ... FOR UPDATE), then checks the ETag against the locked, latest version,
- * so two writers with the same ETag cannot both succeed.  An insert uses ON
- * CONFLICT DO NOTHING, which waits for a concurrent inserter of the same key
- * and then reports the conflict.  The upserts loop: lock and update if the
- * entity exists, else insert; an insert that loses a race goes round again
- * and finds the winner's row.
+ * Concurrency: Replace and Merge are one UPDATE each, with the If-Match
+ * condition in its WHERE clause and the merge done by jsonb operators, so the
+ * row lock and PostgreSQL's recheck of the latest row version decide: two
+ * writers holding the same ETag cannot both succeed.  When no row matched, a
+ * read tells a missing entity from a changed one.  An insert uses ON CONFLICT
+ * DO NOTHING, which waits for a concurrent inserter of the same key and then
+ * reports the conflict.  The upserts loop: update if the entity exists, else
+ * insert; an insert that loses a race goes round again and updates the
+ * winner's row.  Timestamps are computed in the UPDATE from the clock and the
+ * previous Timestamp, so they increase per entity even within a microsecond.
  *
  *-------------------------------------------------------------------------
  */
@@ -27,6 +30,7 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
@@ -38,9 +42,9 @@ struct RelPlans
 {
 	char		relname[NAMEDATALEN];	/* hash key */
 	SPIPlanPtr	get;			/* (pk, rk) -> ts, props */
-	SPIPlanPtr	lock;			/* the same, FOR UPDATE */
 	SPIPlanPtr	insert;			/* (pk, rk, ts, props), ON CONFLICT DO NOTHING */
-	SPIPlanPtr	update;			/* (pk, rk, ts, props) */
+	SPIPlanPtr	replace;		/* (pk, rk, clock, props, etag ts or NULL) -> ts, props */
+	SPIPlanPtr	merge;			/* (pk, rk, clock, props, etag ts or NULL, names) -> ts, props */
 	SPIPlanPtr	delete_any;		/* (pk, rk) */
 	SPIPlanPtr	delete_if;		/* (pk, rk, ts) */
 };
@@ -49,6 +53,14 @@ static HTAB *plan_cache = NULL;
 
 /* The largest number of rounds an upsert makes before giving up. */
 #define UPSERT_MAX_ROUNDS	100
+
+/*
+ * The Timestamp of a write: the clock ($3), but always after the entity's
+ * previous Timestamp, so that it increases even within one microsecond.
+ */
+#define NEXT_TS "GREATEST($3, ts OPERATOR(pg_catalog.+) '1 microsecond'::pg_catalog.interval)"
+/* If-Match: $5 is the ETag's Timestamp, or NULL for '*' */
+#define ETAG_MATCH "($5 IS NULL OR ts OPERATOR(pg_catalog.=) $5)"
 
 #define KEY_MATCH "pk OPERATOR(pg_catalog.=) $1 COLLATE pg_catalog.\"C\" " \
 	"AND rk OPERATOR(pg_catalog.=) $2 COLLATE pg_catalog.\"C\""
@@ -91,18 +103,20 @@ ts_get_plans(const char *relname)
 	if (!found)
 	{
 		const char *rel = quote_qualified_identifier(TS_DATA_SCHEMA, relname);
-		Oid			types[4] = {TEXTOID, TEXTOID, TIMESTAMPTZOID, JSONBOID};
+		Oid			types[6] = {TEXTOID, TEXTOID, TIMESTAMPTZOID, JSONBOID, TIMESTAMPTZOID, TEXTARRAYOID};
 
 		/* leave no half-made entry behind if preparing fails */
 		PG_TRY();
 		{
 			p->get = prepare(psprintf("SELECT ts, props FROM %s WHERE " KEY_MATCH, rel), 2, types);
-			p->lock = prepare(psprintf("SELECT ts, props FROM %s WHERE " KEY_MATCH " FOR UPDATE", rel),
-							  2, types);
 			p->insert = prepare(psprintf("INSERT INTO %s (pk, rk, ts, props) VALUES ($1, $2, $3, $4) "
 										 "ON CONFLICT DO NOTHING", rel), 4, types);
-			p->update = prepare(psprintf("UPDATE %s SET ts = $3, props = $4 WHERE " KEY_MATCH, rel),
-								4, types);
+			p->replace = prepare(psprintf("UPDATE %s SET ts = " NEXT_TS ", props = $4 WHERE " KEY_MATCH
+										  " AND " ETAG_MATCH " RETURNING ts, props", rel), 5, types);
+			p->merge = prepare(psprintf("UPDATE %s SET ts = " NEXT_TS ", "
+										"props = (props OPERATOR(pg_catalog.-) $6) OPERATOR(pg_catalog.||) $4 "
+										"WHERE " KEY_MATCH " AND " ETAG_MATCH " RETURNING ts, props", rel),
+							   6, types);
 			p->delete_any = prepare(psprintf("DELETE FROM %s WHERE " KEY_MATCH, rel), 2, types);
 			p->delete_if = prepare(psprintf("DELETE FROM %s WHERE " KEY_MATCH
 											" AND ts OPERATOR(pg_catalog.=) $3", rel), 3, types);
@@ -168,20 +182,6 @@ write_entity(SPIPlanPtr plan, text *pk, text *rk, TimestampTz ts, Jsonb *props)
 }
 
 /*
- * The Timestamp of a write: the clock, but always after the entity's
- * previous Timestamp, so that it increases even within one microsecond.
- */
-static TimestampTz
-next_timestamp(const StoredEntity *old)
-{
-	TimestampTz now = GetCurrentTimestamp();
-
-	if (old != NULL && old->found && now <= old->ts)
-		now = old->ts + 1;
-	return now;
-}
-
-/*
  * ts_parse_if_match: parse an If-Match value: "*" (any version: returns
  * false) or an ETag (returns true with its ticks).
  */
@@ -221,6 +221,79 @@ check_condition(const StoredEntity *old, bool conditional, int64 ticks, text *pk
 				   errmsg("entity (\"%s\", \"%s\") does not match the ETag of if_match",
 						  text_to_cstring(pk), text_to_cstring(rk)),
 				   errhint("The entity has changed since that ETag was read; read it again."));
+}
+
+/*
+ * The names a merge of new_props removes from the stored properties before
+ * adding new_props: each new property and its annotation, so that a merged
+ * property takes the new value and type.
+ */
+static Datum
+merge_removals(Jsonb *new_props)
+{
+	JsonbIterator *it = JsonbIteratorInit(&new_props->root);
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	int			n = 0;
+	Datum	   *names = palloc(sizeof(Datum) * (2 * JB_ROOT_COUNT(new_props) + 1));
+
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		if (tok != WJB_KEY)
+			continue;
+		names[n++] = PointerGetDatum(cstring_to_text_with_len(v.val.string.val, v.val.string.len));
+		names[n++] = CStringGetTextDatum(psprintf("%.*s@odata.type",
+												  v.val.string.len, v.val.string.val));
+	}
+	return PointerGetDatum(construct_array(names, n, TEXTOID, -1, false, TYPALIGN_INT));
+}
+
+/*
+ * Replace or merge the existing entity e in one UPDATE, under an If-Match
+ * condition (etag_ticks, if conditional).  Returns false if no row matched
+ * (missing, or changed); else fills *result with the stored entity.
+ */
+static bool
+update_one(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional, int64 etag_ticks,
+		   TsOpResult *result)
+{
+	bool		merge = (kind == TS_OP_MERGE || kind == TS_OP_INSERT_OR_MERGE);
+	Datum		args[6];
+	char		nulls[6] = {' ', ' ', ' ', ' ', ' ', ' '};
+	bool		isnull;
+	int			ret;
+
+	args[0] = PointerGetDatum(e->partition_key);
+	args[1] = PointerGetDatum(e->row_key);
+	args[2] = TimestampTzGetDatum(GetCurrentTimestamp());
+	args[3] = JsonbPGetDatum(e->props);
+	if (conditional)
+	{
+		TimestampTz ts = ts_ticks_to_timestamptz(etag_ticks);
+
+		/* an ETag finer than a microsecond matches no Timestamp of ours */
+		args[4] = TimestampTzGetDatum(ts_timestamptz_to_ticks(ts) == etag_ticks ? ts : DT_NOBEGIN);
+	}
+	else
+	{
+		args[4] = (Datum) 0;
+		nulls[4] = 'n';
+	}
+	if (merge)
+		args[5] = merge_removals(e->props);
+
+	ret = SPI_execute_plan(merge ? plans->merge : plans->replace, args, nulls, false, 0);
+	if (ret != SPI_OK_UPDATE_RETURNING)
+		elog(ERROR, "could not update entity: %s", SPI_result_code_string(ret));
+	if (SPI_processed == 0)
+		return false;
+	result->ts = DatumGetTimestampTz(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	result->props = DatumGetJsonbP(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+
+	/* a merge can take the entity over the limits; the error undoes it */
+	if (merge)
+		ts_entity_check_limits(result->props, ts_entity_key_size(e->partition_key, e->row_key));
+	return true;
 }
 
 /*
@@ -284,7 +357,7 @@ ts_apply_op(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional, int64
 	switch (kind)
 	{
 		case TS_OP_INSERT:
-			result->ts = next_timestamp(NULL);
+			result->ts = GetCurrentTimestamp();
 			if (write_entity(plans->insert, pk, rk, result->ts, e->props) == 0)
 				ts_ereport(ERROR, TS_EntityAlreadyExists,
 						   errmsg("entity (\"%s\", \"%s\") already exists",
@@ -293,12 +366,16 @@ ts_apply_op(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional, int64
 
 		case TS_OP_UPDATE:
 		case TS_OP_MERGE:
-			old = read_entity(plans->lock, pk, rk, false);
-			check_condition(&old, conditional, ticks, pk, rk);
-			if (kind == TS_OP_MERGE)
-				result->props = ts_entity_merge(old.props, e->props, ts_entity_key_size(pk, rk));
-			result->ts = next_timestamp(&old);
-			write_entity(plans->update, pk, rk, result->ts, result->props);
+			if (!update_one(plans, kind, e, conditional, ticks, result))
+			{
+				/* tell a missing entity from a changed one */
+				old = read_entity(plans->get, pk, rk, false);
+				check_condition(&old, conditional, ticks, pk, rk);
+				/* it exists and matches now: it changed after our update's snapshot */
+				ts_ereport(ERROR, TS_UpdateConditionNotSatisfied,
+						   errmsg("entity (\"%s\", \"%s\") changed while it was being written",
+								  text_to_cstring(pk), text_to_cstring(rk)));
+			}
 			break;
 
 		case TS_OP_INSERT_OR_REPLACE:
@@ -306,22 +383,16 @@ ts_apply_op(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional, int64
 
 			/*
 			 * Change the entity if it exists, insert it if not.  If another
-			 * session inserts the key between our read and our insert, the
-			 * insert does nothing and we go round again, then find (and
-			 * lock) that session's row.
+			 * session inserts the key between our update and our insert, the
+			 * insert does nothing (after waiting for that session) and we go
+			 * round again, and then update that session's row.
 			 */
 			for (round = 0; round < UPSERT_MAX_ROUNDS; round++)
 			{
-				old = read_entity(plans->lock, pk, rk, false);
-				result->ts = next_timestamp(&old);
-				if (old.found)
-				{
-					if (kind == TS_OP_INSERT_OR_MERGE)
-						result->props = ts_entity_merge(old.props, e->props,
-														ts_entity_key_size(pk, rk));
-					write_entity(plans->update, pk, rk, result->ts, result->props);
+				if (update_one(plans, kind, e, false, 0, result))
 					break;
-				}
+				result->ts = GetCurrentTimestamp();
+				result->props = e->props;
 				if (write_entity(plans->insert, pk, rk, result->ts, e->props) == 1)
 					break;
 				CHECK_FOR_INTERRUPTS();

@@ -145,8 +145,8 @@ extern void ts_validate_key(const char *name, const char *s, int len);
 extern void ts_check_key_pair_fits(const char *pk, int pklen, const char *rk, int rklen);
 extern TsEntity *ts_entity_from_json(Jsonb *entity);
 extern TsEntity *ts_entity_keys_from_json(Jsonb *entity);
-extern Jsonb *ts_entity_merge(Jsonb *old_props, Jsonb *new_props, int64 key_size);
 extern int64 ts_entity_key_size(text *pk, text *rk);
+extern void ts_entity_check_limits(Jsonb *props, int64 key_size);
 extern Jsonb *ts_entity_output(text *pk, text *rk, TimestampTz ts, Jsonb *props,
 							   const char *select_list);
 extern bool ts_is_valid_property_name(const char *s, int len);
