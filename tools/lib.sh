@@ -3,7 +3,9 @@
 # as the postgres OS user on a Unix socket in a temporary directory.
 # Source it; it defines functions only.
 
-PGBIN=/usr/lib/postgresql/15/bin
+# PGBIN may be set to another PostgreSQL 15 installation (a relocated copy,
+# say) so that two checkouts can build, install and test side by side.
+PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
 export PATH="$PGBIN:$PATH"
 
 # Debian packages needed to build and test.
