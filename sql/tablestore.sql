@@ -12,6 +12,78 @@ COMMENT ON SCHEMA tablestore_data IS 'tablestore: one relation per table, holdin
 GRANT USAGE ON SCHEMA tablestore TO PUBLIC;
 GRANT USAGE ON SCHEMA tablestore_data TO PUBLIC;
 
+-- The key type: PartitionKey and RowKey.  The bytes of text, ordered as the
+-- service orders keys: ordinally by UTF-16 code unit (text in the "C"
+-- collation orders by code point, which differs for supplementary
+-- characters).  Casts to and from text are free; to text implicitly, so
+-- that every text function takes a key.
+CREATE TYPE tablestore.key;
+CREATE FUNCTION tablestore.key_in(cstring) RETURNS tablestore.key
+	AS 'textin' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tablestore.key_out(tablestore.key) RETURNS cstring
+	AS 'textout' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tablestore.key_recv(internal) RETURNS tablestore.key
+	AS 'textrecv' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tablestore.key_send(tablestore.key) RETURNS bytea
+	AS 'textsend' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
+CREATE TYPE tablestore.key (
+	INPUT = tablestore.key_in, OUTPUT = tablestore.key_out,
+	RECEIVE = tablestore.key_recv, SEND = tablestore.key_send,
+	INTERNALLENGTH = VARIABLE, STORAGE = extended, CATEGORY = 'S', LIKE = pg_catalog.text
+);
+COMMENT ON TYPE tablestore.key IS 'a PartitionKey or RowKey: text ordered by UTF-16 code unit, as the Table service orders keys';
+
+CREATE CAST (tablestore.key AS pg_catalog.text) WITHOUT FUNCTION AS IMPLICIT;
+CREATE CAST (pg_catalog.text AS tablestore.key) WITHOUT FUNCTION AS ASSIGNMENT;
+CREATE CAST (pg_catalog.varchar AS tablestore.key) WITHOUT FUNCTION AS ASSIGNMENT;
+
+CREATE FUNCTION tablestore.key_cmp(tablestore.key, tablestore.key) RETURNS integer
+	AS 'MODULE_PATHNAME', 'key_cmp' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tablestore.key_sortsupport(internal) RETURNS void
+	AS 'MODULE_PATHNAME', 'key_sortsupport' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tablestore.key_hash(tablestore.key) RETURNS integer
+	AS 'MODULE_PATHNAME', 'key_hash' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tablestore.key_lt(tablestore.key, tablestore.key) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'key_lt' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION tablestore.key_le(tablestore.key, tablestore.key) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'key_le' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION tablestore.key_eq(tablestore.key, tablestore.key) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'key_eq' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION tablestore.key_ne(tablestore.key, tablestore.key) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'key_ne' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION tablestore.key_ge(tablestore.key, tablestore.key) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'key_ge' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION tablestore.key_gt(tablestore.key, tablestore.key) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'key_gt' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+
+CREATE OPERATOR tablestore.< (LEFTARG = tablestore.key, RIGHTARG = tablestore.key,
+	FUNCTION = tablestore.key_lt, COMMUTATOR = OPERATOR(tablestore.>), NEGATOR = OPERATOR(tablestore.>=),
+	RESTRICT = pg_catalog.scalarltsel, JOIN = pg_catalog.scalarltjoinsel);
+CREATE OPERATOR tablestore.<= (LEFTARG = tablestore.key, RIGHTARG = tablestore.key,
+	FUNCTION = tablestore.key_le, COMMUTATOR = OPERATOR(tablestore.>=), NEGATOR = OPERATOR(tablestore.>),
+	RESTRICT = pg_catalog.scalarlesel, JOIN = pg_catalog.scalarlejoinsel);
+CREATE OPERATOR tablestore.= (LEFTARG = tablestore.key, RIGHTARG = tablestore.key,
+	FUNCTION = tablestore.key_eq, COMMUTATOR = OPERATOR(tablestore.=), NEGATOR = OPERATOR(tablestore.<>),
+	RESTRICT = pg_catalog.eqsel, JOIN = pg_catalog.eqjoinsel, HASHES, MERGES);
+CREATE OPERATOR tablestore.<> (LEFTARG = tablestore.key, RIGHTARG = tablestore.key,
+	FUNCTION = tablestore.key_ne, COMMUTATOR = OPERATOR(tablestore.<>), NEGATOR = OPERATOR(tablestore.=),
+	RESTRICT = pg_catalog.neqsel, JOIN = pg_catalog.neqjoinsel);
+CREATE OPERATOR tablestore.>= (LEFTARG = tablestore.key, RIGHTARG = tablestore.key,
+	FUNCTION = tablestore.key_ge, COMMUTATOR = OPERATOR(tablestore.<=), NEGATOR = OPERATOR(tablestore.<),
+	RESTRICT = pg_catalog.scalargesel, JOIN = pg_catalog.scalargejoinsel);
+CREATE OPERATOR tablestore.> (LEFTARG = tablestore.key, RIGHTARG = tablestore.key,
+	FUNCTION = tablestore.key_gt, COMMUTATOR = OPERATOR(tablestore.<), NEGATOR = OPERATOR(tablestore.<=),
+	RESTRICT = pg_catalog.scalargtsel, JOIN = pg_catalog.scalargtjoinsel);
+
+CREATE OPERATOR CLASS tablestore.key_ops DEFAULT FOR TYPE tablestore.key USING btree AS
+	OPERATOR 1 tablestore.< , OPERATOR 2 tablestore.<= , OPERATOR 3 tablestore.= ,
+	OPERATOR 4 tablestore.>= , OPERATOR 5 tablestore.> ,
+	FUNCTION 1 tablestore.key_cmp(tablestore.key, tablestore.key),
+	FUNCTION 2 tablestore.key_sortsupport(internal);
+CREATE OPERATOR CLASS tablestore.key_hash_ops DEFAULT FOR TYPE tablestore.key USING hash AS
+	OPERATOR 1 tablestore.= ,
+	FUNCTION 1 tablestore.key_hash(tablestore.key);
+
 -- The catalog of tables: the name as created, and its entity relation.
 CREATE TABLE tablestore.tables (
 	relation_name pg_catalog.text PRIMARY KEY,

@@ -62,8 +62,9 @@ static HTAB *plan_cache = NULL;
 /* If-Match: $5 is the ETag's Timestamp, or NULL for '*' */
 #define ETAG_MATCH "($5 IS NULL OR ts OPERATOR(pg_catalog.=) $5)"
 
-#define KEY_MATCH "pk OPERATOR(pg_catalog.=) $1 COLLATE pg_catalog.\"C\" " \
-	"AND rk OPERATOR(pg_catalog.=) $2 COLLATE pg_catalog.\"C\""
+/* keys are passed as text and compared as tablestore.key (a free cast) */
+#define KEY_MATCH "pk OPERATOR(" TS_SCHEMA ".=) $1::" TS_SCHEMA ".key " \
+	"AND rk OPERATOR(" TS_SCHEMA ".=) $2::" TS_SCHEMA ".key"
 
 static SPIPlanPtr
 prepare(const char *sql, int nargs, Oid *argtypes)

@@ -198,8 +198,8 @@ create_table(PG_FUNCTION_ARGS)
 
 	/* The entity relation, created with the caller's rights. */
 	ret = SPI_execute(psprintf("CREATE TABLE " TS_DATA_SCHEMA ".%s ("
-							   "pk pg_catalog.text COLLATE pg_catalog.\"C\" NOT NULL, "
-							   "rk pg_catalog.text COLLATE pg_catalog.\"C\" NOT NULL, "
+							   "pk " TS_SCHEMA ".key NOT NULL, "
+							   "rk " TS_SCHEMA ".key NOT NULL, "
 							   "ts pg_catalog.timestamptz NOT NULL, "
 							   "props pg_catalog.jsonb NOT NULL, "
 							   "PRIMARY KEY (pk, rk))",

@@ -9,6 +9,7 @@
  *	  tablestore.c	module magic and _PG_init
  *	  errors.c		the service error codes, their SQLSTATEs, error reporting
  *	  edm.c			Edm types: DateTime, Guid, Binary literals, ETags, UTF-16
+ *	  key.c			the key type: text ordered by UTF-16 code unit
  *	  entity.c		entity validation and the canonical stored form
  *	  tables.c		the table catalog: create_table, delete_table, list_tables
  *	  entityops.c	single-entity operations (insert, update, merge, upserts,
