@@ -4,8 +4,9 @@ EXTVERSION = $(shell sed -n "s/^default_version[[:space:]]*=[[:space:]]*'\([^']*
 
 MODULE_big = tablestore
 OBJS = $(patsubst %.c,%.o,$(wildcard src/*.c))
-DATA = $(wildcard sql/$(EXTENSION)--*--*.sql)
 DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
+# frozen install scripts of earlier versions, and the upgrade scripts
+DATA = $(filter-out $(DATA_built),$(wildcard sql/$(EXTENSION)--*.sql))
 EXTRA_CLEAN = results regression.diffs regression.out output_iso
 
 PG_CPPFLAGS = -Isrc

@@ -385,11 +385,9 @@ execute_batch(PG_FUNCTION_ARGS)
 	MemoryContext oldcontext;
 	ResourceOwner oldowner;
 
-	if (PG_ARGISNULL(0))
-		ts_ereport(ERROR, TS_InvalidInput, errmsg("table_name must not be null"));
+	table = ts_arg_table_name(fcinfo);
 	if (PG_ARGISNULL(1))
 		ts_ereport(ERROR, TS_InvalidInput, errmsg("operations must not be null"));
-	table = PG_GETARG_TEXT_PP(0);
 
 	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
 	batch = parse_batch(PG_GETARG_JSONB_P(1), &nops);

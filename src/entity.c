@@ -776,15 +776,17 @@ ts_entity_key_size(text *pk, text *rk)
 }
 
 /*
- * Parse a $select list: comma-separated property names, blanks around them
- * ignored.
+ * ts_parse_select_list: parse a $select list: comma-separated property
+ * names, blanks around them ignored.  NULL: no $select (NIL).
  */
-static List *
-parse_select_list(const char *select_list)
+List *
+ts_parse_select_list(const char *select_list)
 {
 	List	   *names = NIL;
 	const char *p = select_list;
 
+	if (select_list == NULL)
+		return NIL;
 	for (;;)
 	{
 		const char *start;
@@ -820,6 +822,17 @@ parse_select_list(const char *select_list)
 Jsonb *
 ts_entity_output(text *pk, text *rk, TimestampTz ts, Jsonb *props, const char *select_list)
 {
+	return ts_entity_output_list(pk, rk, ts, props, select_list == NULL, ts_parse_select_list(select_list));
+}
+
+/*
+ * ts_entity_output_list: ts_entity_output with the $select list parsed
+ * (by ts_parse_select_list), so that a query parses it once; all: no
+ * $select.
+ */
+Jsonb *
+ts_entity_output_list(text *pk, text *rk, TimestampTz ts, Jsonb *props, bool all, List *select)
+{
 	JsonbParseState *st = NULL;
 	JsonbValue *res;
 	JsonbValue	v;
@@ -836,7 +849,7 @@ ts_entity_output(text *pk, text *rk, TimestampTz ts, Jsonb *props, const char *s
 	push_cstring(&st, WJB_KEY, "Timestamp");
 	push_cstring(&st, WJB_VALUE, ts_format_datetime(ts_timestamptz_to_ticks(ts)));
 
-	if (select_list == NULL)
+	if (all)
 	{
 		it = JsonbIteratorInit(&props->root);
 		while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
@@ -847,7 +860,7 @@ ts_entity_output(text *pk, text *rk, TimestampTz ts, Jsonb *props, const char *s
 	{
 		ListCell   *lc;
 
-		foreach(lc, parse_select_list(select_list))
+		foreach(lc, select)
 		{
 			char	   *name = lfirst(lc);
 			char	   *aname;

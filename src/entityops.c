@@ -448,14 +448,6 @@ arg_text(FunctionCallInfo fcinfo, int n)
 	return PG_ARGISNULL(n) ? NULL : PG_GETARG_TEXT_PP(n);
 }
 
-static text *
-arg_table(FunctionCallInfo fcinfo)
-{
-	if (PG_ARGISNULL(0))
-		ts_ereport(ERROR, TS_InvalidInput, errmsg("table_name must not be null"));
-	return PG_GETARG_TEXT_PP(0);
-}
-
 static TsEntity *
 arg_entity(FunctionCallInfo fcinfo, int n)
 {
@@ -495,7 +487,7 @@ arg_keys(FunctionCallInfo fcinfo)
 static Datum
 write_function(FunctionCallInfo fcinfo, TsOpKind kind, bool has_if_match)
 {
-	text	   *table = arg_table(fcinfo);
+	text	   *table = ts_arg_table_name(fcinfo);
 	TsEntity   *e = arg_entity(fcinfo, 1);
 	int64		ticks = 0;
 	bool		conditional = has_if_match && arg_if_match(fcinfo, 2, &ticks);
@@ -569,7 +561,7 @@ TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(delete_entity);
 Datum
 delete_entity(PG_FUNCTION_ARGS)
 {
-	text	   *table = arg_table(fcinfo);
+	text	   *table = ts_arg_table_name(fcinfo);
 	TsEntity   *e = arg_keys(fcinfo);
 	int64		ticks = 0;
 	bool		conditional = arg_if_match(fcinfo, 3, &ticks);
@@ -587,7 +579,7 @@ TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(get_entity);
 Datum
 get_entity(PG_FUNCTION_ARGS)
 {
-	text	   *table = arg_table(fcinfo);
+	text	   *table = ts_arg_table_name(fcinfo);
 	TsEntity   *e = arg_keys(fcinfo);
 	text	   *select = arg_text(fcinfo, 3);
 

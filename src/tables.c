@@ -120,6 +120,18 @@ ts_table_open(text *table_name, LOCKMODE lockmode, char **relname)
 	return relid;
 }
 
+/*
+ * ts_arg_table_name: the table_name argument (argument 0) of an entity or
+ * query function, which must not be NULL.
+ */
+text *
+ts_arg_table_name(FunctionCallInfo fcinfo)
+{
+	if (PG_ARGISNULL(0))
+		ts_ereport(ERROR, TS_InvalidInput, errmsg("table_name must not be null"));
+	return PG_GETARG_TEXT_PP(0);
+}
+
 /* The owner of a relation. */
 static Oid
 relation_owner(Oid relid)

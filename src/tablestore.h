@@ -14,6 +14,13 @@
  *	  tables.c		the table catalog: create_table, delete_table, list_tables
  *	  entityops.c	single-entity operations (insert, update, merge, upserts,
  *					delete, get)
+ *	  batch.c		entity group transactions
+ *	  filter_parse.c, filter_format.c, edmtext.c
+ *					the $filter parser in plain C (filter.h, edmtext.h)
+ *	  filterbind.c	parsing with the service's errors, evaluation on entities
+ *	  queryplan.c	access path of a filter: point, range, scans; explain
+ *	  query.c		query_entities, query_entities_page, explain_query,
+ *					list_tables: scans of the key index
  *
  *-------------------------------------------------------------------------
  */
@@ -23,9 +30,12 @@
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "nodes/pg_list.h"
 #include "storage/lockdefs.h"
 #include "utils/jsonb.h"
 #include "utils/timestamp.h"
+
+#include "filter.h"
 
 #if PG_VERSION_NUM >= 160000
 #define TS_FUNCTION_PREFIX
@@ -151,6 +161,9 @@ extern void ts_entity_check_limits(Jsonb *props, int64 key_size);
 extern Jsonb *ts_entity_output(text *pk, text *rk, TimestampTz ts, Jsonb *props,
 							   const char *select_list);
 extern bool ts_is_valid_property_name(const char *s, int len);
+extern List *ts_parse_select_list(const char *select_list);
+extern Jsonb *ts_entity_output_list(text *pk, text *rk, TimestampTz ts, Jsonb *props, bool all,
+									List *select);
 
 /* entityops.c */
 typedef struct RelPlans RelPlans;
@@ -179,8 +192,82 @@ extern bool ts_parse_if_match(const char *s, int64 *ticks);
 extern void ts_apply_op(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional,
 						int64 ticks, TsOpResult *result);
 
+/* filterbind.c: the $filter language bound to PostgreSQL */
+
+/*
+ * What a filter is evaluated against: an entity (keys, Timestamp, stored
+ * properties), or, when table_name is set, a row of the table list with the
+ * one property TableName.
+ */
+typedef struct TsFilterRow
+{
+	const char *pk;
+	int			pklen;
+	const char *rk;
+	int			rklen;
+	TimestampTz ts;
+	Jsonb	   *props;
+	const char *table_name;
+	int			table_name_len;
+} TsFilterRow;
+
+extern FilterNode *ts_filter_parse(const char *text, int len);
+extern bool ts_filter_eval(const FilterNode *n, const TsFilterRow *row);
+
+/* queryplan.c: from a filter to the cheapest scan of the key index */
+
+/* The access kinds, cheapest first (README "Queries"). */
+typedef enum TsAccessKind
+{
+	TS_ACCESS_POINT,			/* PartitionKey eq and RowKey eq: one probe */
+	TS_ACCESS_MULTI_POINT,		/* a disjunction of points: one probe each */
+	TS_ACCESS_RANGE,			/* PartitionKey eq and RowKey bounds */
+	TS_ACCESS_PARTITION,		/* PartitionKey eq */
+	TS_ACCESS_KEY_RANGE,		/* PartitionKey bounds */
+	TS_ACCESS_TABLE				/* everything, in key order */
+} TsAccessKind;
+
+/* One end of a key range; value NULL: unbounded. */
+typedef struct TsKeyBound
+{
+	text	   *value;
+	bool		inclusive;
+} TsKeyBound;
+
+typedef struct TsKeyRange
+{
+	TsKeyBound	lo;
+	TsKeyBound	hi;
+} TsKeyRange;
+
+/*
+ * A contiguous stretch of the key index: PartitionKey in pk and RowKey in
+ * rk.  A query runs a list of segments in key order.
+ */
+typedef struct TsScanSegment
+{
+	TsKeyRange	pk;
+	TsKeyRange	rk;
+} TsScanSegment;
+
+typedef struct TsQueryPlan
+{
+	TsAccessKind kind;
+	TsKeyRange	pk;				/* bounds of PartitionKey */
+	TsKeyRange	rk;				/* bounds of RowKey */
+	List	   *points;			/* TsScanSegment per point, in key order */
+	FilterNode *residual;		/* what the scan leaves to check, or NULL */
+	bool		empty;			/* the bounds contradict: nothing matches */
+} TsQueryPlan;
+
+extern TsQueryPlan *ts_plan_query(FilterNode *filter);
+extern List *ts_plan_segments(const TsQueryPlan *plan, text *next_pk, text *next_rk);
+extern Jsonb *ts_explain_plan(const TsQueryPlan *plan);
+extern const char *ts_access_kind_name(TsAccessKind kind);
+
 /* tables.c */
 extern Oid	ts_table_open(text *table_name, LOCKMODE lockmode, char **relname);
 extern bool ts_table_name_is_valid(const char *name, int len);
+extern text *ts_arg_table_name(FunctionCallInfo fcinfo);
 
 #endif							/* TABLESTORE_H */

@@ -1,0 +1,160 @@
+-- tablestore 0.1.0: Azure Table service semantics on PostgreSQL.
+-- The frozen install script of version 0.1.0, kept so that an installation
+-- can be created at 0.1.0 and the upgrade path tested.  Never edit it; the
+-- current install script is sql/tablestore.sql.
+
+\echo Use "CREATE EXTENSION tablestore" to load this file. \quit
+
+-- The extension's objects live in schema tablestore (the control file's
+-- schema); each table's entities in a relation of schema tablestore_data.
+CREATE SCHEMA tablestore_data;
+COMMENT ON SCHEMA tablestore_data IS 'tablestore: one relation per table, holding its entities';
+GRANT USAGE ON SCHEMA tablestore TO PUBLIC;
+GRANT USAGE ON SCHEMA tablestore_data TO PUBLIC;
+
+-- The key type: PartitionKey and RowKey.  The bytes of text, ordered as the
+-- service orders keys: ordinally by UTF-16 code unit (text in the "C"
+-- collation orders by code point, which differs for supplementary
+-- characters).  Casts to and from text are free; to text implicitly, so
+-- that every text function takes a key.
+CREATE TYPE tablestore.key;
+CREATE FUNCTION tablestore.key_in(cstring) RETURNS tablestore.key
+	AS 'textin' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tablestore.key_out(tablestore.key) RETURNS cstring
+	AS 'textout' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tablestore.key_recv(internal) RETURNS tablestore.key
+	AS 'textrecv' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tablestore.key_send(tablestore.key) RETURNS bytea
+	AS 'textsend' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
+CREATE TYPE tablestore.key (
+	INPUT = tablestore.key_in, OUTPUT = tablestore.key_out,
+	RECEIVE = tablestore.key_recv, SEND = tablestore.key_send,
+	INTERNALLENGTH = VARIABLE, STORAGE = extended, CATEGORY = 'S', LIKE = pg_catalog.text
+);
+COMMENT ON TYPE tablestore.key IS 'a PartitionKey or RowKey: text ordered by UTF-16 code unit, as the Table service orders keys';
+
+CREATE CAST (tablestore.key AS pg_catalog.text) WITHOUT FUNCTION AS IMPLICIT;
+CREATE CAST (pg_catalog.text AS tablestore.key) WITHOUT FUNCTION AS ASSIGNMENT;
+CREATE CAST (pg_catalog.varchar AS tablestore.key) WITHOUT FUNCTION AS ASSIGNMENT;
+
+CREATE FUNCTION tablestore.key_cmp(tablestore.key, tablestore.key) RETURNS integer
+	AS 'MODULE_PATHNAME', 'key_cmp' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tablestore.key_sortsupport(internal) RETURNS void
+	AS 'MODULE_PATHNAME', 'key_sortsupport' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tablestore.key_hash(tablestore.key) RETURNS integer
+	AS 'MODULE_PATHNAME', 'key_hash' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tablestore.key_lt(tablestore.key, tablestore.key) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'key_lt' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION tablestore.key_le(tablestore.key, tablestore.key) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'key_le' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION tablestore.key_eq(tablestore.key, tablestore.key) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'key_eq' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION tablestore.key_ne(tablestore.key, tablestore.key) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'key_ne' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION tablestore.key_ge(tablestore.key, tablestore.key) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'key_ge' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION tablestore.key_gt(tablestore.key, tablestore.key) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'key_gt' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+
+CREATE OPERATOR tablestore.< (LEFTARG = tablestore.key, RIGHTARG = tablestore.key,
+	FUNCTION = tablestore.key_lt, COMMUTATOR = OPERATOR(tablestore.>), NEGATOR = OPERATOR(tablestore.>=),
+	RESTRICT = pg_catalog.scalarltsel, JOIN = pg_catalog.scalarltjoinsel);
+CREATE OPERATOR tablestore.<= (LEFTARG = tablestore.key, RIGHTARG = tablestore.key,
+	FUNCTION = tablestore.key_le, COMMUTATOR = OPERATOR(tablestore.>=), NEGATOR = OPERATOR(tablestore.>),
+	RESTRICT = pg_catalog.scalarlesel, JOIN = pg_catalog.scalarlejoinsel);
+CREATE OPERATOR tablestore.= (LEFTARG = tablestore.key, RIGHTARG = tablestore.key,
+	FUNCTION = tablestore.key_eq, COMMUTATOR = OPERATOR(tablestore.=), NEGATOR = OPERATOR(tablestore.<>),
+	RESTRICT = pg_catalog.eqsel, JOIN = pg_catalog.eqjoinsel, HASHES, MERGES);
+CREATE OPERATOR tablestore.<> (LEFTARG = tablestore.key, RIGHTARG = tablestore.key,
+	FUNCTION = tablestore.key_ne, COMMUTATOR = OPERATOR(tablestore.<>), NEGATOR = OPERATOR(tablestore.=),
+	RESTRICT = pg_catalog.neqsel, JOIN = pg_catalog.neqjoinsel);
+CREATE OPERATOR tablestore.>= (LEFTARG = tablestore.key, RIGHTARG = tablestore.key,
+	FUNCTION = tablestore.key_ge, COMMUTATOR = OPERATOR(tablestore.<=), NEGATOR = OPERATOR(tablestore.<),
+	RESTRICT = pg_catalog.scalargesel, JOIN = pg_catalog.scalargejoinsel);
+CREATE OPERATOR tablestore.> (LEFTARG = tablestore.key, RIGHTARG = tablestore.key,
+	FUNCTION = tablestore.key_gt, COMMUTATOR = OPERATOR(tablestore.<), NEGATOR = OPERATOR(tablestore.<=),
+	RESTRICT = pg_catalog.scalargtsel, JOIN = pg_catalog.scalargtjoinsel);
+
+CREATE OPERATOR CLASS tablestore.key_ops DEFAULT FOR TYPE tablestore.key USING btree AS
+	OPERATOR 1 tablestore.< , OPERATOR 2 tablestore.<= , OPERATOR 3 tablestore.= ,
+	OPERATOR 4 tablestore.>= , OPERATOR 5 tablestore.> ,
+	FUNCTION 1 tablestore.key_cmp(tablestore.key, tablestore.key),
+	FUNCTION 2 tablestore.key_sortsupport(internal);
+CREATE OPERATOR CLASS tablestore.key_hash_ops DEFAULT FOR TYPE tablestore.key USING hash AS
+	OPERATOR 1 tablestore.= ,
+	FUNCTION 1 tablestore.key_hash(tablestore.key);
+
+-- The catalog of tables: the name as created, and its entity relation.
+CREATE TABLE tablestore.tables (
+	relation_name pg_catalog.text PRIMARY KEY,
+	table_name pg_catalog.text NOT NULL,
+	created_at pg_catalog.timestamptz NOT NULL DEFAULT pg_catalog.now(),
+	CHECK (relation_name OPERATOR(pg_catalog.=) pg_catalog.lower(table_name))
+);
+COMMENT ON TABLE tablestore.tables IS 'tablestore: the catalog of tables';
+GRANT SELECT ON tablestore.tables TO PUBLIC;
+-- Dump the catalog's rows with the data (pg_dump dumps the entity relations
+-- themselves, as they are not members of the extension).
+SELECT pg_catalog.pg_extension_config_dump('tablestore.tables', '');
+
+-- Tables
+
+CREATE FUNCTION tablestore.create_table(table_name text) RETURNS void
+	AS 'MODULE_PATHNAME', 'create_table' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION tablestore.create_table(text) IS 'create a table';
+
+CREATE FUNCTION tablestore.delete_table(table_name text) RETURNS void
+	AS 'MODULE_PATHNAME', 'delete_table' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION tablestore.delete_table(text) IS 'delete a table and all its entities';
+
+CREATE FUNCTION tablestore.list_tables() RETURNS SETOF text
+	LANGUAGE sql STABLE
+	BEGIN ATOMIC
+		SELECT t.table_name FROM tablestore.tables t
+		ORDER BY t.table_name COLLATE pg_catalog."C";
+	END;
+COMMENT ON FUNCTION tablestore.list_tables() IS 'the names of all tables, in ordinal order';
+
+-- Entities
+
+CREATE FUNCTION tablestore.insert_entity(table_name text, entity jsonb) RETURNS jsonb
+	AS 'MODULE_PATHNAME', 'insert_entity' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION tablestore.insert_entity(text, jsonb) IS 'insert an entity; EntityAlreadyExists if its key exists';
+
+CREATE FUNCTION tablestore.update_entity(table_name text, entity jsonb, if_match text DEFAULT '*') RETURNS jsonb
+	AS 'MODULE_PATHNAME', 'update_entity' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION tablestore.update_entity(text, jsonb, text) IS 'replace an existing entity whole, if its ETag matches';
+
+CREATE FUNCTION tablestore.merge_entity(table_name text, entity jsonb, if_match text DEFAULT '*') RETURNS jsonb
+	AS 'MODULE_PATHNAME', 'merge_entity' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION tablestore.merge_entity(text, jsonb, text) IS 'overwrite the given properties of an existing entity, if its ETag matches';
+
+CREATE FUNCTION tablestore.insert_or_replace_entity(table_name text, entity jsonb) RETURNS jsonb
+	AS 'MODULE_PATHNAME', 'insert_or_replace_entity' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION tablestore.insert_or_replace_entity(text, jsonb) IS 'replace the entity, or insert it';
+
+CREATE FUNCTION tablestore.insert_or_merge_entity(table_name text, entity jsonb) RETURNS jsonb
+	AS 'MODULE_PATHNAME', 'insert_or_merge_entity' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION tablestore.insert_or_merge_entity(text, jsonb) IS 'merge into the entity, or insert it';
+
+CREATE FUNCTION tablestore.delete_entity(table_name text, partition_key text, row_key text, if_match text DEFAULT '*') RETURNS void
+	AS 'MODULE_PATHNAME', 'delete_entity' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION tablestore.delete_entity(text, text, text, text) IS 'delete an entity, if its ETag matches';
+
+CREATE FUNCTION tablestore.get_entity(table_name text, partition_key text, row_key text, select_list text DEFAULT NULL) RETURNS jsonb
+	AS 'MODULE_PATHNAME', 'get_entity' LANGUAGE C STABLE;
+COMMENT ON FUNCTION tablestore.get_entity(text, text, text, text) IS 'one entity by its keys, optionally projected to a $select list';
+
+-- Entity group transactions
+
+CREATE FUNCTION tablestore.execute_batch(table_name text, operations jsonb) RETURNS SETOF jsonb
+	AS 'MODULE_PATHNAME', 'execute_batch' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION tablestore.execute_batch(text, jsonb) IS 'run up to 100 operations on one partition, all or nothing';
+
+-- Errors
+
+CREATE FUNCTION tablestore.error_codes(OUT code text, OUT sqlstate text, OUT http_status integer, OUT description text,
+		OUT service_message text)
+	RETURNS SETOF record
+	AS 'MODULE_PATHNAME', 'error_codes' LANGUAGE C IMMUTABLE;
+COMMENT ON FUNCTION tablestore.error_codes() IS 'the Table service error codes and the SQLSTATE each is raised with';

@@ -1,0 +1,398 @@
+/*-------------------------------------------------------------------------
+ *
+ * filterbind.c
+ *	  The $filter language bound to PostgreSQL: parsing with the service's
+ *	  error codes, and evaluating a parsed filter against a stored entity
+ *	  with the service's comparison semantics.
+ *
+ * The parser (filter_parse.c) is plain C; here its tree meets the stored
+ * form of entities (README "Stored form").  A filter is parsed once per
+ * query; evaluation walks the tree per entity and looks up only the
+ * properties the filter names.
+ *
+ * Comparison semantics, as the live service behaves:
+ *	- a comparison with a property the entity lacks is false, whatever the
+ *	  operator ("not" of it is true: two-valued logic, not SQL's NULL);
+ *	- numbers widen only Int32 -> Int64 -> Double: an Int32 literal compares
+ *	  with Int32, Int64 and Double properties, an Int64 literal with Int64 and
+ *	  Double properties, a Double literal with Double properties;
+ *	- any other mismatch of types counts the property as less than the
+ *	  literal (ne, lt, le true; eq, gt, ge false);
+ *	- strings compare by UTF-16 code unit, DateTimes by tick, Guids by value,
+ *	  Binary by bytes, Booleans false < true; a NaN is unordered (only ne is
+ *	  true), as in IEEE 754.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "common/base64.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/float.h"
+#include "utils/fmgrprotos.h"
+#include "utils/numeric.h"
+
+#include "tablestore.h"
+
+#define ANNOTATION_SUFFIX	"@odata.type"
+
+/* The filter parser's allocator: palloc in the current memory context. */
+static void *
+filter_palloc(void *ctx, size_t size)
+{
+	return palloc(size);
+}
+
+/*
+ * ts_filter_parse: parse a $filter (NULL: no filter, the constant true),
+ * raising the service's error for a filter it does not accept.
+ */
+FilterNode *
+ts_filter_parse(const char *text, int len)
+{
+	FilterAllocator alloc = {filter_palloc, NULL};
+	FilterNode *tree;
+	FilterError err;
+	TsErrorCode code;
+
+	if (text == NULL)
+	{
+		text = "";
+		len = 0;
+	}
+	if (filter_parse(text, len, &alloc, &tree, &err))
+		return tree;
+
+	switch (err.kind)
+	{
+		case FERR_NOT_IMPLEMENTED:
+			code = TS_NotImplemented;
+			break;
+		case FERR_OUT_OF_RANGE:
+			code = TS_OutOfRangeInput;
+			break;
+		default:
+			code = TS_InvalidInput;
+			break;
+	}
+	ts_ereport(ERROR, code,
+			   errmsg("invalid filter at character %d: %s", err.position, err.message),
+			   errhint("Filters compare one property with one literal, e.g. PartitionKey eq 'Sales' and Age gt 30."));
+	return NULL;				/* keep the compiler quiet */
+}
+
+/* A property value with its Edm type, as evaluation needs it. */
+typedef struct Value
+{
+	TsEdmType	type;
+	const char *str;			/* String, and the text of Int64, DateTime,
+								 * Guid, Binary, special Doubles */
+	int			len;
+	Numeric		num;			/* Int32 or Double stored as a JSON number */
+	bool		b;
+	int64		ticks;			/* Timestamp */
+	bool		has_ticks;
+} Value;
+
+/* The Edm type named by an annotation; false if it names none. */
+static bool
+edm_type_from_name(const char *s, int len, TsEdmType *type)
+{
+	static const struct
+	{
+		const char *name;
+		TsEdmType	type;
+	}			names[] =
+	{
+		{"Edm.String", EDM_STRING}, {"Edm.Int32", EDM_INT32}, {"Edm.Int64", EDM_INT64},
+		{"Edm.Double", EDM_DOUBLE}, {"Edm.Boolean", EDM_BOOLEAN}, {"Edm.DateTime", EDM_DATETIME},
+		{"Edm.Guid", EDM_GUID}, {"Edm.Binary", EDM_BINARY}
+	};
+
+	for (int i = 0; i < (int) lengthof(names); i++)
+		if ((int) strlen(names[i].name) == len && memcmp(names[i].name, s, len) == 0)
+		{
+			*type = names[i].type;
+			return true;
+		}
+	return false;
+}
+
+/*
+ * Look up property name in the row; false if the row lacks it.
+ */
+static bool
+lookup(const TsFilterRow *row, const char *name, int namelen, Value *v)
+{
+	JsonbValue *jv;
+	JsonbValue *ann;
+	char		buf[TS_MAX_NAME_CHARS * 4 + sizeof(ANNOTATION_SUFFIX)];
+
+	memset(v, 0, sizeof(Value));
+
+	/* the system properties, and the table name of a table row */
+	if (row->table_name != NULL)
+	{
+		if (namelen == 9 && memcmp(name, "TableName", 9) == 0)
+		{
+			v->type = EDM_STRING;
+			v->str = row->table_name;
+			v->len = row->table_name_len;
+			return true;
+		}
+		return false;
+	}
+	if (namelen == 12 && memcmp(name, "PartitionKey", 12) == 0)
+	{
+		v->type = EDM_STRING;
+		v->str = row->pk;
+		v->len = row->pklen;
+		return true;
+	}
+	if (namelen == 6 && memcmp(name, "RowKey", 6) == 0)
+	{
+		v->type = EDM_STRING;
+		v->str = row->rk;
+		v->len = row->rklen;
+		return true;
+	}
+	if (namelen == 9 && memcmp(name, "Timestamp", 9) == 0)
+	{
+		v->type = EDM_DATETIME;
+		v->ticks = ts_timestamptz_to_ticks(row->ts);
+		v->has_ticks = true;
+		return true;
+	}
+
+	/* a custom property: a name longer than any property cannot match */
+	if (namelen > TS_MAX_NAME_CHARS * 4)
+		return false;
+	jv = getKeyJsonValueFromContainer(&row->props->root, name, namelen, NULL);
+	if (jv == NULL)
+		return false;
+	memcpy(buf, name, namelen);
+	memcpy(buf + namelen, ANNOTATION_SUFFIX, sizeof(ANNOTATION_SUFFIX) - 1);
+	ann = getKeyJsonValueFromContainer(&row->props->root, buf,
+									   namelen + sizeof(ANNOTATION_SUFFIX) - 1, NULL);
+
+	switch (jv->type)
+	{
+		case jbvString:
+			v->str = jv->val.string.val;
+			v->len = jv->val.string.len;
+			v->type = EDM_STRING;
+			break;
+		case jbvNumeric:
+			v->num = jv->val.numeric;
+			/* an unannotated number is an Int32 if integral, else a Double */
+			v->type = DatumGetInt32(DirectFunctionCall1(numeric_scale, NumericGetDatum(v->num))) == 0 ?
+				EDM_INT32 : EDM_DOUBLE;
+			break;
+		case jbvBool:
+			v->b = jv->val.boolean;
+			v->type = EDM_BOOLEAN;
+			break;
+		default:
+			/* the stored form holds nothing else; treat it as absent */
+			return false;
+	}
+	if (ann != NULL && ann->type == jbvString &&
+		!edm_type_from_name(ann->val.string.val, ann->val.string.len, &v->type))
+		return false;
+	return true;
+}
+
+/* The operator's result for a three-way comparison result c. */
+static bool
+op_result(FilterOp op, int c)
+{
+	switch (op)
+	{
+		case FOP_EQ:
+			return c == 0;
+		case FOP_NE:
+			return c != 0;
+		case FOP_GT:
+			return c > 0;
+		case FOP_GE:
+			return c >= 0;
+		case FOP_LT:
+			return c < 0;
+		case FOP_LE:
+			return c <= 0;
+	}
+	return false;
+}
+
+/* A type mismatch: the property counts as less than the literal. */
+static bool
+mismatch(FilterOp op)
+{
+	return op_result(op, -1);
+}
+
+static bool
+compare_int64(FilterOp op, int64 a, int64 b)
+{
+	return op_result(op, (a > b) - (a < b));
+}
+
+/* Doubles: NaN is unordered, so only "ne" holds for it. */
+static bool
+compare_double(FilterOp op, double a, double b)
+{
+	if (isnan(a) || isnan(b))
+		return op == FOP_NE;
+	return op_result(op, (a > b) - (a < b));
+}
+
+/* The value of an Int64 property (its decimal text). */
+static int64
+value_int64(const Value *v)
+{
+	char		buf[32];
+
+	if (v->len >= (int) sizeof(buf))
+		return 0;				/* cannot happen in the stored form */
+	memcpy(buf, v->str, v->len);
+	buf[v->len] = '\0';
+	return pg_strtoint64(buf);
+}
+
+/* The value of a Double property: a JSON number, or a special's text. */
+static double
+value_double(const Value *v)
+{
+	if (v->num != NULL)
+		return DatumGetFloat8(DirectFunctionCall1(numeric_float8, NumericGetDatum(v->num)));
+	if (v->len == 3 && memcmp(v->str, "NaN", 3) == 0)
+		return get_float8_nan();
+	if (v->len == 8 && memcmp(v->str, "Infinity", 8) == 0)
+		return get_float8_infinity();
+	if (v->len == 9 && memcmp(v->str, "-Infinity", 9) == 0)
+		return -get_float8_infinity();
+	if (v->len == 2 && memcmp(v->str, "-0", 2) == 0)
+		return -0.0;
+	return get_float8_nan();	/* cannot happen in the stored form */
+}
+
+/* Compare byte strings: memcmp order, a prefix first. */
+static int
+bytes_cmp(const char *a, int alen, const char *b, int blen)
+{
+	int			c = memcmp(a, b, Min(alen, blen));
+
+	if (c != 0)
+		return c;
+	return (alen > blen) - (alen < blen);
+}
+
+/*
+ * Evaluate one comparison "property op literal" against a row.
+ */
+static bool
+eval_compare(const FilterNode *n, const TsFilterRow *row)
+{
+	const FilterLiteral *lit = &n->lit;
+	FilterOp	op = n->op;
+	Value		v;
+
+	if (!lookup(row, n->prop, (int) n->proplen, &v))
+		return false;
+
+	switch (lit->type)
+	{
+		case FLIT_STRING:
+			if (v.type != EDM_STRING)
+				return mismatch(op);
+			return op_result(op, ts_utf16_cmp(v.str, v.len, lit->v.bytes.data, (int) lit->v.bytes.len));
+
+		case FLIT_INT32:
+		case FLIT_INT64:
+			{
+				int64		l = lit->type == FLIT_INT32 ? lit->v.i32 : lit->v.i64;
+
+				if (v.type == EDM_INT32 && lit->type == FLIT_INT32)
+					return compare_int64(op, DatumGetInt64(DirectFunctionCall1(numeric_int8,
+																			   NumericGetDatum(v.num))), l);
+				if (v.type == EDM_INT64)
+					return compare_int64(op, value_int64(&v), l);
+				if (v.type == EDM_DOUBLE)
+					return compare_double(op, value_double(&v), (double) l);
+				return mismatch(op);
+			}
+
+		case FLIT_DOUBLE:
+			if (v.type != EDM_DOUBLE)
+				return mismatch(op);
+			return compare_double(op, value_double(&v), lit->v.d);
+
+		case FLIT_BOOLEAN:
+			if (v.type != EDM_BOOLEAN)
+				return mismatch(op);
+			return op_result(op, (int) v.b - (int) lit->v.b);
+
+		case FLIT_DATETIME:
+			if (v.type != EDM_DATETIME)
+				return mismatch(op);
+			if (!v.has_ticks && !ts_parse_datetime(v.str, v.len, &v.ticks))
+				return false;	/* cannot happen in the stored form */
+			return compare_int64(op, v.ticks, lit->v.ticks);
+
+		case FLIT_GUID:
+			{
+				uint8		g[16];
+
+				if (v.type != EDM_GUID)
+					return mismatch(op);
+				if (!ts_parse_guid(v.str, v.len, g))
+					return false;	/* cannot happen in the stored form */
+				return op_result(op, memcmp(g, lit->v.guid, 16));
+			}
+
+		case FLIT_BINARY:
+			{
+				char	   *bytes;
+				int			nbytes;
+				bool		r;
+
+				if (v.type != EDM_BINARY)
+					return mismatch(op);
+				bytes = palloc(pg_b64_dec_len(v.len) + 1);
+				nbytes = pg_b64_decode(v.str, v.len, bytes, pg_b64_dec_len(v.len) + 1);
+				if (nbytes < 0)
+					return false;	/* cannot happen in the stored form */
+				r = op_result(op, bytes_cmp(bytes, nbytes, lit->v.bytes.data, (int) lit->v.bytes.len));
+				pfree(bytes);
+				return r;
+			}
+	}
+	return false;
+}
+
+/*
+ * ts_filter_eval: whether a row satisfies a parsed filter.
+ */
+bool
+ts_filter_eval(const FilterNode *n, const TsFilterRow *row)
+{
+	check_stack_depth();
+	switch (n->kind)
+	{
+		case FN_AND:
+			return ts_filter_eval(n->left, row) && ts_filter_eval(n->right, row);
+		case FN_OR:
+			return ts_filter_eval(n->left, row) || ts_filter_eval(n->right, row);
+		case FN_NOT:
+			return !ts_filter_eval(n->left, row);
+		case FN_CONST:
+			return n->value;
+		case FN_COMPARE:
+			return eval_compare(n, row);
+	}
+	elog(ERROR, "unrecognized filter node kind %d", (int) n->kind);
+	return false;
+}

@@ -1,0 +1,571 @@
+/*-------------------------------------------------------------------------
+ *
+ * query.c
+ *	  Queries: query_entities, query_entities_page, explain_query and
+ *	  list_tables with a $filter.
+ *
+ * A query parses its filter once, plans the access path (queryplan.c) and
+ * then walks the table's key index directly, segment by segment, in key
+ * order, checking the residual filter on each entity.  Nothing is planned
+ * or executed through SQL per query, so a point query costs one index
+ * probe.
+ *
+ * query_entities streams: its C part (_query_entities) is a value-per-call
+ * set-returning function that keeps its index scan open between calls and
+ * builds each entity in the caller's per-row memory, and the SQL function
+ * query_entities wraps it in a SELECT list, so that PostgreSQL inlines it
+ * and a caller's LIMIT or cursor stops the scan early (a set-returning
+ * function in FROM would otherwise be run to completion into a tuplestore
+ * first).  Memory stays flat however many entities match.
+ *
+ * Privileges: the scan reads the entity relation without the executor, so
+ * it checks SELECT on the relation itself, with PostgreSQL's usual error,
+ * and refuses a relation with row-level security enabled rather than
+ * bypass its policies.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/amapi.h"
+#include "access/genam.h"
+#include "access/relscan.h"
+#include "access/stratnum.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "catalog/index.h"
+#include "catalog/pg_type.h"
+#include "executor/executor.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/rls.h"
+#include "utils/snapmgr.h"
+
+#include "tablestore.h"
+
+/* The most entities of one page, and the default (the service's). */
+#define TS_MAX_PAGE			1000
+
+/* The heap attributes of an entity relation, as create_table makes them. */
+#define ATT_PK		1
+#define ATT_RK		2
+#define ATT_TS		3
+#define ATT_PROPS	4
+
+/* A running scan of a table's entities. */
+typedef struct QueryScan
+{
+	Relation	heap;
+	Relation	index;
+	IndexScanDesc scan;
+	int			scan_nkeys;		/* keys of the open scan, -1: none open */
+	TupleTableSlot *slot;
+	Snapshot	snapshot;
+	RegProcedure procs[2][BTMaxStrategyNumber + 1]; /* comparison per key
+													 * column and strategy */
+	List	   *segments;		/* TsScanSegment, in key order */
+	int			segno;			/* the segment being scanned */
+	bool		segment_open;
+	FilterNode *residual;
+	bool		select_all;
+	List	   *select;
+	int64		remaining;		/* entities still to return; -1: no limit */
+	MemoryContext scancxt;		/* where the scan lives */
+	MemoryContext rowcxt;		/* reset per entity */
+} QueryScan;
+
+/* One entity of a scan: its parts, in the scan's row context. */
+typedef struct ScanEntity
+{
+	text	   *pk;
+	text	   *rk;
+	TimestampTz ts;
+	Jsonb	   *props;
+} ScanEntity;
+
+/*
+ * Check that an entity relation has the shape create_table gave it, so
+ * that the attribute numbers above hold.
+ */
+static void
+check_relation_shape(Relation heap)
+{
+	TupleDesc	desc = RelationGetDescr(heap);
+	Oid			key_type = TupleDescAttr(desc, 0)->atttypid;
+
+	if (desc->natts != 4 ||
+		TupleDescAttr(desc, 1)->atttypid != key_type ||
+		TupleDescAttr(desc, 2)->atttypid != TIMESTAMPTZOID ||
+		TupleDescAttr(desc, 3)->atttypid != JSONBOID ||
+		strcmp(NameStr(TupleDescAttr(desc, 0)->attname), "pk") != 0 ||
+		strcmp(NameStr(TupleDescAttr(desc, 1)->attname), "rk") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("entity relation \"%s\" has been altered", RelationGetRelationName(heap)),
+				 errdetail("An entity relation has the columns pk, rk, ts and props, as create_table made them.")));
+}
+
+/*
+ * The key index of an entity relation: a valid unique index on exactly
+ * (pk, rk) whose access method returns tuples in order.
+ */
+static Oid
+find_key_index(Relation heap)
+{
+	List	   *indexes = RelationGetIndexList(heap);
+	ListCell   *lc;
+
+	foreach(lc, indexes)
+	{
+		Oid			indexoid = lfirst_oid(lc);
+		Relation	index = index_open(indexoid, AccessShareLock);
+		Form_pg_index ind = index->rd_index;
+		bool		ok;
+
+		ok = ind->indisunique && ind->indisvalid && ind->indisready && ind->indnkeyatts == 2 &&
+			ind->indkey.values[0] == ATT_PK && ind->indkey.values[1] == ATT_RK &&
+			index->rd_indam->amcanorder && index->rd_indam->amgettuple != NULL &&
+			RelationGetIndexPredicate(index) == NIL && RelationGetIndexExpressions(index) == NIL;
+		index_close(index, AccessShareLock);
+		if (ok)
+			return indexoid;
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("entity relation \"%s\" has no key index", RelationGetRelationName(heap)),
+			 errhint("REINDEX the table, or create it again with create_table.")));
+	return InvalidOid;			/* keep the compiler quiet */
+}
+
+/*
+ * Open a scan of table_name's entities matching the plan, from the
+ * continuation (next_pk, next_rk) if given.
+ */
+static QueryScan *
+query_begin(text *table_name, TsQueryPlan *plan, text *next_pk, text *next_rk,
+			const char *select_list, int64 top)
+{
+	QueryScan  *qs = palloc0(sizeof(QueryScan));
+	char	   *relname;
+	Oid			relid;
+	AclResult	aclresult;
+
+	relid = ts_table_open(table_name, AccessShareLock, &relname);
+	aclresult = pg_class_aclcheck(relid, GetUserId(), ACL_SELECT);
+	if (aclresult != ACLCHECK_OK)
+		aclcheck_error(aclresult, OBJECT_TABLE, relname);
+	if (check_enable_rls(relid, InvalidOid, false) == RLS_ENABLED)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("queries of table \"%s\" are not supported while its entity relation has row-level security enabled",
+						text_to_cstring(table_name)),
+				 errhint("Query the relation " TS_DATA_SCHEMA ".%s with SQL instead.", quote_identifier(relname))));
+
+	qs->select_all = (select_list == NULL);
+	qs->select = ts_parse_select_list(select_list);
+	qs->residual = plan->residual;
+	qs->segments = ts_plan_segments(plan, next_pk, next_rk);
+	qs->remaining = top;
+	qs->scan_nkeys = -1;
+
+	qs->heap = table_open(relid, NoLock);
+	check_relation_shape(qs->heap);
+	qs->index = index_open(find_key_index(qs->heap), AccessShareLock);
+	for (int col = 0; col < 2; col++)
+	{
+		Oid			opfamily = qs->index->rd_opfamily[col];
+		Oid			type = qs->index->rd_opcintype[col];
+
+		for (int strategy = 1; strategy <= BTMaxStrategyNumber; strategy++)
+		{
+			Oid			opno = get_opfamily_member(opfamily, type, type, strategy);
+
+			if (!OidIsValid(opno))
+				elog(ERROR, "missing operator %d(%u,%u) in opfamily %u", strategy, type, type, opfamily);
+			qs->procs[col][strategy] = get_opcode(opno);
+		}
+	}
+	qs->slot = table_slot_create(qs->heap, NULL);
+	qs->snapshot = RegisterSnapshot(GetActiveSnapshot());
+	qs->scancxt = CurrentMemoryContext;
+	qs->rowcxt = AllocSetContextCreate(CurrentMemoryContext, "tablestore query row",
+									   ALLOCSET_DEFAULT_SIZES);
+	return qs;
+}
+
+/* Release everything a scan holds. */
+static void
+query_end(QueryScan *qs)
+{
+	if (qs->scan != NULL)
+		index_endscan(qs->scan);
+	qs->scan = NULL;
+	ExecDropSingleTupleTableSlot(qs->slot);
+	index_close(qs->index, AccessShareLock);
+	table_close(qs->heap, NoLock);
+	UnregisterSnapshot(qs->snapshot);
+	MemoryContextDelete(qs->rowcxt);
+}
+
+/* Add the scan keys of one key column's range. */
+static int
+range_keys(QueryScan *qs, ScanKey keys, int n, int col, const TsKeyRange *r)
+{
+	bool		eq = r->lo.value != NULL && r->hi.value != NULL && r->lo.inclusive && r->hi.inclusive &&
+		ts_utf16_cmp(VARDATA_ANY(r->lo.value), VARSIZE_ANY_EXHDR(r->lo.value),
+					 VARDATA_ANY(r->hi.value), VARSIZE_ANY_EXHDR(r->hi.value)) == 0;
+	Oid			collation = qs->index->rd_indcollation[col];
+
+	if (eq)
+	{
+		ScanKeyEntryInitialize(&keys[n++], 0, col + 1, BTEqualStrategyNumber, InvalidOid, collation,
+							   qs->procs[col][BTEqualStrategyNumber], PointerGetDatum(r->lo.value));
+		return n;
+	}
+	if (r->lo.value != NULL)
+	{
+		StrategyNumber s = r->lo.inclusive ? BTGreaterEqualStrategyNumber : BTGreaterStrategyNumber;
+
+		ScanKeyEntryInitialize(&keys[n++], 0, col + 1, s, InvalidOid, collation,
+							   qs->procs[col][s], PointerGetDatum(r->lo.value));
+	}
+	if (r->hi.value != NULL)
+	{
+		StrategyNumber s = r->hi.inclusive ? BTLessEqualStrategyNumber : BTLessStrategyNumber;
+
+		ScanKeyEntryInitialize(&keys[n++], 0, col + 1, s, InvalidOid, collation,
+							   qs->procs[col][s], PointerGetDatum(r->hi.value));
+	}
+	return n;
+}
+
+/* Position the index scan at the start of segment seg. */
+static void
+open_segment(QueryScan *qs, const TsScanSegment *seg)
+{
+	ScanKeyData keys[4];
+	int			n = 0;
+	MemoryContext old = MemoryContextSwitchTo(qs->scancxt);
+
+	n = range_keys(qs, keys, n, 0, &seg->pk);
+	n = range_keys(qs, keys, n, 1, &seg->rk);
+
+	/* the number of keys is fixed per scan: start a new one if it differs */
+	if (qs->scan != NULL && qs->scan_nkeys != n)
+	{
+		index_endscan(qs->scan);
+		qs->scan = NULL;
+	}
+	if (qs->scan == NULL)
+	{
+		qs->scan = index_beginscan(qs->heap, qs->index, qs->snapshot, n, 0);
+		qs->scan_nkeys = n;
+	}
+	index_rescan(qs->scan, keys, n, NULL, 0);
+	qs->segment_open = true;
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * The next entity of the scan that passes the residual filter, its parts
+ * in the row context; false when there are no more.
+ */
+static bool
+query_next(QueryScan *qs, ScanEntity *e)
+{
+	MemoryContext old;
+
+	if (qs->remaining == 0)
+		return false;
+	MemoryContextReset(qs->rowcxt);
+	old = MemoryContextSwitchTo(qs->rowcxt);
+	for (;;)
+	{
+		bool		isnull;
+		TsFilterRow row;
+
+		CHECK_FOR_INTERRUPTS();
+		if (!qs->segment_open)
+		{
+			if (qs->segno >= list_length(qs->segments))
+			{
+				MemoryContextSwitchTo(old);
+				return false;
+			}
+			open_segment(qs, list_nth(qs->segments, qs->segno));
+		}
+		if (!index_getnext_slot(qs->scan, ForwardScanDirection, qs->slot))
+		{
+			qs->segment_open = false;
+			qs->segno++;
+			continue;
+		}
+
+		e->pk = DatumGetTextPP(slot_getattr(qs->slot, ATT_PK, &isnull));
+		e->rk = DatumGetTextPP(slot_getattr(qs->slot, ATT_RK, &isnull));
+		e->ts = DatumGetTimestampTz(slot_getattr(qs->slot, ATT_TS, &isnull));
+		e->props = DatumGetJsonbP(slot_getattr(qs->slot, ATT_PROPS, &isnull));
+		if (qs->residual != NULL)
+		{
+			row.pk = VARDATA_ANY(e->pk);
+			row.pklen = VARSIZE_ANY_EXHDR(e->pk);
+			row.rk = VARDATA_ANY(e->rk);
+			row.rklen = VARSIZE_ANY_EXHDR(e->rk);
+			row.ts = e->ts;
+			row.props = e->props;
+			row.table_name = NULL;
+			row.table_name_len = 0;
+			if (!ts_filter_eval(qs->residual, &row))
+				continue;
+		}
+		if (qs->remaining > 0)
+			qs->remaining--;
+		MemoryContextSwitchTo(old);
+		return true;
+	}
+}
+
+/* The entity as the service returns it, in the current memory context. */
+static Jsonb *
+query_output(QueryScan *qs, const ScanEntity *e)
+{
+	return ts_entity_output_list(e->pk, e->rk, e->ts, e->props, qs->select_all, qs->select);
+}
+
+/* Argument n as a C string, or NULL. */
+static char *
+arg_cstring(FunctionCallInfo fcinfo, int n)
+{
+	return PG_ARGISNULL(n) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(n));
+}
+
+/* Parse and plan the filter of argument n. */
+static TsQueryPlan *
+arg_plan(FunctionCallInfo fcinfo, int n)
+{
+	text	   *filter = PG_ARGISNULL(n) ? NULL : PG_GETARG_TEXT_PP(n);
+
+	return ts_plan_query(ts_filter_parse(filter ? VARDATA_ANY(filter) : NULL,
+										 filter ? VARSIZE_ANY_EXHDR(filter) : 0));
+}
+
+/* The $top of argument n: NULL gives dflt; below 1 or above max is invalid. */
+static int64
+arg_top(FunctionCallInfo fcinfo, int n, int64 dflt, int64 max)
+{
+	int32		top;
+
+	if (PG_ARGISNULL(n))
+		return dflt;
+	top = PG_GETARG_INT32(n);
+	if (top < 1 || (max > 0 && top > max))
+		ts_ereport(ERROR, TS_InvalidInput,
+				   max > 0 ?
+				   errmsg("top must be between 1 and " INT64_FORMAT ", not %d", max, top) :
+				   errmsg("top must be at least 1, not %d", top));
+	return top;
+}
+
+/* Shut a streaming scan down when its query ends before the scan does. */
+static void
+query_shutdown(Datum arg)
+{
+	query_end((QueryScan *) DatumGetPointer(arg));
+}
+
+/*
+ * tablestore._query_entities(table_name text, filter text, select_list
+ * text, top integer) RETURNS SETOF jsonb
+ *
+ * The streaming scan behind query_entities (value per call).
+ */
+TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(query_entities_scan);
+
+Datum
+query_entities_scan(PG_FUNCTION_ARGS)
+{
+	FuncCallContext *funcctx;
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	QueryScan  *qs;
+	ScanEntity	e;
+
+	if (SRF_IS_FIRSTCALL())
+	{
+		MemoryContext old;
+		text	   *table_name = ts_arg_table_name(fcinfo);
+		int64		top = arg_top(fcinfo, 3, -1, 0);
+
+		if (rsinfo == NULL || !IsA(rsinfo, ReturnSetInfo) || rsinfo->econtext == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("set-valued function called in context that cannot accept a set")));
+		funcctx = SRF_FIRSTCALL_INIT();
+		old = MemoryContextSwitchTo(funcctx->multi_call_memory_ctx);
+		qs = query_begin(table_name, arg_plan(fcinfo, 1), NULL, NULL, arg_cstring(fcinfo, 2), top);
+		MemoryContextSwitchTo(old);
+		funcctx->user_fctx = qs;
+		RegisterExprContextCallback(rsinfo->econtext, query_shutdown, PointerGetDatum(qs));
+	}
+	funcctx = SRF_PERCALL_SETUP();
+	qs = funcctx->user_fctx;
+
+	if (query_next(qs, &e))
+		SRF_RETURN_NEXT(funcctx, JsonbPGetDatum(query_output(qs, &e)));
+
+	UnregisterExprContextCallback(rsinfo->econtext, query_shutdown, PointerGetDatum(qs));
+	query_end(qs);
+	SRF_RETURN_DONE(funcctx);
+}
+
+/* A continuation key argument: both or neither, each a valid key. */
+static void
+arg_continuation(FunctionCallInfo fcinfo, int n, text **pk, text **rk)
+{
+	*pk = PG_ARGISNULL(n) ? NULL : PG_GETARG_TEXT_PP(n);
+	*rk = PG_ARGISNULL(n + 1) ? NULL : PG_GETARG_TEXT_PP(n + 1);
+	if ((*pk == NULL) != (*rk == NULL))
+		ts_ereport(ERROR, TS_InvalidInput,
+				   errmsg("next_partition_key and next_row_key must be given together"));
+	if (*pk != NULL)
+	{
+		ts_validate_key("next_partition_key", VARDATA_ANY(*pk), VARSIZE_ANY_EXHDR(*pk));
+		ts_validate_key("next_row_key", VARDATA_ANY(*rk), VARSIZE_ANY_EXHDR(*rk));
+	}
+}
+
+/*
+ * tablestore.query_entities_page(table_name text, filter text, select_list
+ * text, top integer, next_partition_key text, next_row_key text)
+ * RETURNS TABLE (entities jsonb, next_partition_key text, next_row_key text)
+ *
+ * One page as the service serves it: at most top (default and at most
+ * 1,000) entities, and the key of the next matching entity as the
+ * continuation (NULLs when there is none).
+ */
+TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(query_entities_page);
+
+Datum
+query_entities_page(PG_FUNCTION_ARGS)
+{
+	text	   *table_name = ts_arg_table_name(fcinfo);
+	TsQueryPlan *plan = arg_plan(fcinfo, 1);
+	int64		top = arg_top(fcinfo, 3, TS_MAX_PAGE, TS_MAX_PAGE);
+	text	   *next_pk;
+	text	   *next_rk;
+	QueryScan  *qs;
+	ScanEntity	e;
+	JsonbParseState *st = NULL;
+	JsonbValue *array;
+	TupleDesc	desc;
+	Datum		values[3];
+	bool		nulls[3] = {false, true, true};
+
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	arg_continuation(fcinfo, 4, &next_pk, &next_rk);
+
+	/* one entity more than the page: its key is the continuation */
+	qs = query_begin(table_name, plan, next_pk, next_rk, arg_cstring(fcinfo, 2), top + 1);
+	pushJsonbValue(&st, WJB_BEGIN_ARRAY, NULL);
+	while (query_next(qs, &e))
+	{
+		if (top-- == 0)
+		{
+			values[1] = PointerGetDatum(cstring_to_text_with_len(VARDATA_ANY(e.pk), VARSIZE_ANY_EXHDR(e.pk)));
+			values[2] = PointerGetDatum(cstring_to_text_with_len(VARDATA_ANY(e.rk), VARSIZE_ANY_EXHDR(e.rk)));
+			nulls[1] = nulls[2] = false;
+			break;
+		}
+		{
+			Jsonb	   *entity = query_output(qs, &e);
+			JsonbValue	v;
+
+			v.type = jbvBinary;
+			v.val.binary.data = &entity->root;
+			v.val.binary.len = VARSIZE(entity) - VARHDRSZ;
+			pushJsonbValue(&st, WJB_ELEM, &v);
+		}
+	}
+	array = pushJsonbValue(&st, WJB_END_ARRAY, NULL);
+	query_end(qs);
+	values[0] = JsonbPGetDatum(JsonbValueToJsonb(array));
+
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));
+}
+
+/*
+ * tablestore.explain_query(table_name text, filter text) RETURNS jsonb
+ *
+ * How a filter on a table will be executed: the access kind, the key
+ * bounds, the points probed and the residual filter.
+ */
+TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(explain_query);
+
+Datum
+explain_query(PG_FUNCTION_ARGS)
+{
+	text	   *table_name = ts_arg_table_name(fcinfo);
+
+	ts_table_open(table_name, AccessShareLock, NULL);
+	PG_RETURN_JSONB_P(ts_explain_plan(arg_plan(fcinfo, 1)));
+}
+
+/*
+ * tablestore.list_tables(filter text DEFAULT NULL) RETURNS SETOF text
+ *
+ * The names of the tables, as created, in ordinal order, that match a
+ * $filter on the property TableName.
+ */
+TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(list_tables);
+
+Datum
+list_tables(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	text	   *filter = PG_ARGISNULL(0) ? NULL : PG_GETARG_TEXT_PP(0);
+	FilterNode *tree;
+	MemoryContext rowcxt;
+	int			ret;
+
+	tree = ts_filter_parse(filter ? VARDATA_ANY(filter) : NULL, filter ? VARSIZE_ANY_EXHDR(filter) : 0);
+	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+	rowcxt = AllocSetContextCreate(CurrentMemoryContext, "tablestore list_tables row",
+								   ALLOCSET_DEFAULT_SIZES);
+
+	SPI_connect();
+	ret = SPI_execute("SELECT table_name FROM " TS_SCHEMA ".tables "
+					  "ORDER BY table_name COLLATE pg_catalog.\"C\"", true, 0);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "could not read the tablestore catalog: %s", SPI_result_code_string(ret));
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+		Datum		name = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
+		MemoryContext old = MemoryContextSwitchTo(rowcxt);
+		text	   *t = DatumGetTextPP(name);
+		TsFilterRow row = {0};
+		bool		match;
+
+		row.table_name = VARDATA_ANY(t);
+		row.table_name_len = VARSIZE_ANY_EXHDR(t);
+		row.props = NULL;
+		match = ts_filter_eval(tree, &row);
+		MemoryContextSwitchTo(old);
+		if (match)
+		{
+			bool		nullflag = false;
+
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, &name, &nullflag);
+		}
+		MemoryContextReset(rowcxt);
+	}
+	SPI_finish();
+	MemoryContextDelete(rowcxt);
+	return (Datum) 0;
+}

@@ -1,0 +1,34 @@
+-- The upgrade path: an installation created at 0.1.0 and updated with
+-- ALTER EXTENSION tablestore UPDATE keeps its data and ends up with exactly
+-- the objects of a fresh installation of the current version.
+DROP EXTENSION tablestore;
+DROP SCHEMA tablestore;
+CREATE EXTENSION tablestore VERSION '0.1.0';
+SELECT tablestore.create_table('Upgraded');
+SELECT tablestore.insert_entity('Upgraded', '{"PartitionKey": "p", "RowKey": "1", "N": 1}')->>'N' AS n;
+SELECT extversion FROM pg_extension WHERE extname = 'tablestore';
+ALTER EXTENSION tablestore UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'tablestore';
+-- the data and the new functions work on it
+SELECT e->>'RowKey' AS rk, e->>'N' AS n FROM tablestore.query_entities('Upgraded', 'N eq 1') e;
+SELECT tablestore.list_tables('TableName eq ''Upgraded''') AS listed;
+
+-- the objects of the extension and their definitions, after the update ...
+CREATE TEMP VIEW members AS
+SELECT pg_describe_object(classid, objid, objsubid) AS object,
+	CASE WHEN classid = 'pg_proc'::regclass THEN pg_get_functiondef(objid) END AS definition
+FROM pg_depend
+WHERE refclassid = 'pg_extension'::regclass AND deptype = 'e'
+	AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'tablestore');
+CREATE TEMP TABLE upgraded AS SELECT * FROM members;
+SELECT tablestore.delete_table('Upgraded');
+DROP EXTENSION tablestore;
+DROP SCHEMA tablestore;
+-- ... are those of a fresh installation
+CREATE EXTENSION tablestore;
+CREATE TEMP TABLE fresh AS SELECT * FROM members;
+SELECT 'only after update' AS side, object FROM (SELECT * FROM upgraded EXCEPT SELECT * FROM fresh) d
+UNION ALL
+SELECT 'only in fresh', object FROM (SELECT * FROM fresh EXCEPT SELECT * FROM upgraded) d
+ORDER BY 1, 2;
+SELECT count(*) > 40 AS compared FROM fresh;
