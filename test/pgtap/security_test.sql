@@ -1,6 +1,6 @@
 -- The privilege model with two roles, and a hostile search_path.
 BEGIN;
-SELECT plan(28);
+SELECT plan(36);
 
 CREATE ROLE ts_owner NOLOGIN;
 CREATE ROLE ts_other NOLOGIN;
@@ -21,6 +21,8 @@ SELECT throws_ok($$SELECT tablestore.insert_or_merge_entity('Secrets', '{"Partit
 SELECT throws_ok($$SELECT tablestore.delete_entity('Secrets', 'p', 'r')$$, '42501', NULL, 'no rights: delete denied');
 SELECT throws_ok($$SELECT * FROM tablestore.execute_batch('Secrets', '[{"op": "delete", "entity": {"PartitionKey": "p", "RowKey": "r"}}]')$$,
 	'42501', NULL, 'no rights: batch denied');
+SELECT throws_ok($$SELECT * FROM tablestore.query_entities('Secrets')$$, '42501', NULL, 'no rights: query_entities denied');
+SELECT throws_ok($$SELECT * FROM tablestore.query_entities_page('Secrets')$$, '42501', NULL, 'no rights: query_entities_page denied');
 SELECT throws_ok($$SELECT tablestore.delete_table('Secrets')$$, '42501', NULL, 'not the owner: delete_table denied');
 SELECT throws_ok($$SELECT tablestore.create_table('Mine')$$, '42501', NULL, 'no CREATE on tablestore_data: create_table denied');
 SELECT is((SELECT count(*) FROM tablestore.tables WHERE relation_name = 'mine')::int, 0, 'and left no catalog row');
@@ -32,6 +34,7 @@ SET ROLE ts_owner;
 GRANT SELECT ON tablestore_data.secrets TO ts_other;
 SET ROLE ts_other;
 SELECT is((tablestore.get_entity('Secrets', 'p', 'r')->>'V')::int, 1, 'SELECT granted: get_entity works');
+SELECT is((SELECT count(*) FROM tablestore.query_entities('Secrets', 'V eq 1'))::int, 1, 'SELECT granted: query_entities works');
 SELECT throws_ok($$SELECT tablestore.insert_entity('Secrets', '{"PartitionKey": "p", "RowKey": "s"}')$$, '42501', NULL, 'but insert is still denied');
 
 RESET ROLE;
@@ -41,6 +44,20 @@ SET ROLE ts_other;
 SELECT lives_ok($$SELECT tablestore.insert_entity('Secrets', '{"PartitionKey": "p", "RowKey": "s"}')$$, 'INSERT granted: insert works');
 SELECT lives_ok($$SELECT tablestore.merge_entity('Secrets', '{"PartitionKey": "p", "RowKey": "r", "W": 2}')$$, 'UPDATE granted: merge works');
 SELECT throws_ok($$SELECT tablestore.delete_entity('Secrets', 'p', 'r')$$, '42501', NULL, 'but delete is still denied');
+RESET ROLE;
+
+-- queries read the relation directly, so they refuse rather than bypass
+-- row-level security
+SET ROLE ts_owner;
+ALTER TABLE tablestore_data.secrets ENABLE ROW LEVEL SECURITY;
+CREATE POLICY only_v1 ON tablestore_data.secrets FOR SELECT USING (props ? 'V');
+SET ROLE ts_other;
+SELECT throws_ok($$SELECT * FROM tablestore.query_entities('Secrets')$$, '0A000', NULL, 'row-level security: query_entities refuses');
+SELECT is((SELECT count(*) FROM tablestore_data.secrets)::int, 1, 'while SQL sees what the policy allows');
+RESET ROLE;
+SET ROLE ts_owner;
+DROP POLICY only_v1 ON tablestore_data.secrets;
+ALTER TABLE tablestore_data.secrets DISABLE ROW LEVEL SECURITY;
 RESET ROLE;
 
 -- a hostile search_path: shadowing functions and operators that a careless
@@ -68,6 +85,9 @@ SELECT pg_temp.try('get missing', $$SELECT tablestore.get_entity('Secrets', 'p',
 SELECT pg_temp.try('insert existing', $$SELECT tablestore.insert_entity('Secrets', '{"PartitionKey": "p", "RowKey": "r"}')::text$$);
 SELECT pg_temp.try('merge', $$SELECT tablestore.merge_entity('Secrets', '{"PartitionKey": "p", "RowKey": "s", "V": 5}')->>'V'$$);
 SELECT pg_temp.try('create', $$SELECT 'ok' FROM tablestore.create_table('Hostile')$$);
+SELECT pg_temp.try('query', $$SELECT string_agg(e->>'RowKey', ',') FROM tablestore.query_entities('Secrets', 'PartitionKey eq ''p'' and RowKey eq ''s''') e$$);
+SELECT pg_temp.try('page', $$SELECT jsonb_array_length(entities)::text FROM tablestore.query_entities_page('Secrets', 'RowKey ge ''r''')$$);
+SELECT pg_temp.try('list', $$SELECT string_agg(t, ',') FROM tablestore.list_tables('TableName ge ''S''') t$$);
 SELECT pg_temp.try('timestamp', $$SELECT (tablestore.get_entity('Secrets', 'p', 's')->>'Timestamp')::timestamptz OPERATOR(pg_catalog.>) '2001-01-01'::timestamptz$$);
 RESET search_path;
 
@@ -79,6 +99,9 @@ SELECT is((SELECT result FROM outcome WHERE step = 'create'), 'ok', 'hostile sea
 SELECT is((SELECT table_name FROM tablestore.tables WHERE relation_name = 'hostile'), 'Hostile', 'wrote the real catalog');
 SELECT is((SELECT count(*) FROM evil.tables)::int, 0, 'and not the shadow one');
 SELECT is((SELECT result FROM outcome WHERE step = 'timestamp'), 'true', 'Timestamps come from the real clock');
+SELECT is((SELECT result FROM outcome WHERE step = 'query'), 's', 'hostile search_path: query_entities finds the one entity');
+SELECT is((SELECT result FROM outcome WHERE step = 'page'), '2', 'hostile search_path: query_entities_page');
+SELECT is((SELECT result FROM outcome WHERE step = 'list'), 'Secrets', 'hostile search_path: list_tables reads the real catalog');
 
 SELECT * FROM finish();
 ROLLBACK;
