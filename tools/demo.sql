@@ -46,8 +46,19 @@ SELECT tablestore.delete_entity('Employees', 'Sales', '00002', :'etag');
 SELECT tablestore.delete_entity('Employees', 'Sales', '00002',
   tablestore.get_entity('Employees', 'Sales', '00002')->>'odata.etag');
 
+-- Queries: a $filter, a $select list, key order; and how each is executed.
+SELECT e->>'PartitionKey' AS department, e->>'RowKey' AS id, e->>'FirstName' AS name, e->>'Age' AS age
+FROM tablestore.query_entities('Employees', 'Age ge 30 or IsActive', 'FirstName,Age') e;
+SELECT tablestore.explain_query('Employees', 'PartitionKey eq ''Sales'' and Age ge 30');
+SELECT tablestore.explain_query('Employees', 'PartitionKey eq ''Sales'' and (RowKey eq ''00001'' or RowKey eq ''00003'')');
+-- One page at a time, with the continuation of the previous one.
+SELECT jsonb_array_length(entities) AS entities, next_partition_key, next_row_key
+FROM tablestore.query_entities_page('Employees', NULL, 'FirstName', 2);
+
 -- Errors a user meets (each has its own SQLSTATE; see tablestore.error_codes()).
 \set VERBOSITY default
+SELECT * FROM tablestore.query_entities('Employees', 'startswith(FirstName, ''A'')');
+SELECT * FROM tablestore.query_entities('Employees', 'Age gt');
 SELECT tablestore.insert_entity('Employees', '{"PartitionKey": "Sales", "RowKey": "00001"}');
 SELECT tablestore.get_entity('Employees', 'Sales', '99999');
 SELECT tablestore.insert_entity('Employees', '{"PartitionKey": "Sales"}');
