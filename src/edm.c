@@ -221,20 +221,38 @@ ts_check_base64(const char *s, int len, int *nbytes)
 char *
 ts_format_etag(TimestampTz ts)
 {
-	char	   *dt = ts_format_datetime(ts_timestamptz_to_ticks(ts));
-	StringInfoData buf;
+	char		dt[EDM_DATETIME_BUFLEN];
 
-	initStringInfo(&buf);
-	appendStringInfoString(&buf, "W/\"datetime'");
-	for (char *p = dt; *p; p++)
+	edm_format_datetime(ts_timestamptz_to_ticks(ts), dt);
+	return ts_etag_from_datetime(dt);
+}
+
+/*
+ * ts_etag_from_datetime: the ETag of a Timestamp already formatted as a
+ * DateTime (so that an entity's output formats its Timestamp once).
+ */
+char *
+ts_etag_from_datetime(const char *dt)
+{
+	static const char prefix[] = "W/\"datetime'";
+	/* each of the two colons becomes "%3A" */
+	char	   *buf = palloc(sizeof(prefix) + EDM_DATETIME_BUFLEN + 4 + 2);
+	char	   *out = buf;
+
+	memcpy(out, prefix, sizeof(prefix) - 1);
+	out += sizeof(prefix) - 1;
+	for (const char *p = dt; *p; p++)
 	{
 		if (*p == ':')
-			appendStringInfoString(&buf, "%3A");
+		{
+			memcpy(out, "%3A", 3);
+			out += 3;
+		}
 		else
-			appendStringInfoChar(&buf, *p);
+			*out++ = *p;
 	}
-	appendStringInfoString(&buf, "'\"");
-	return buf.data;
+	memcpy(out, "'\"", 3);
+	return buf;
 }
 
 /*

@@ -156,6 +156,17 @@ edm_parse_guid(const char *s, size_t len, uint8_t *out)
 	return nb == 16;
 }
 
+/* Write value as exactly ndigits decimal digits, zero-padded. */
+static void
+put_digits(char *out, int64_t value, int ndigits)
+{
+	for (int i = ndigits - 1; i >= 0; i--)
+	{
+		out[i] = (char) ('0' + value % 10);
+		value /= 10;
+	}
+}
+
 /*
  * edm_format_datetime: ticks as the service writes a DateTime (UTC, up to
  * seven fractional digits, trailing zeros trimmed) into buf, which must
@@ -180,8 +191,19 @@ edm_format_datetime(int64_t ticks, char *buf)
 	int			y = (int) (yoe + era * 400 + (m <= 2));
 	int			n;
 
-	n = snprintf(buf, EDM_DATETIME_BUFLEN, "%04d-%02d-%02dT%02d:%02d:%02d",
-				 y, m, d, secs / 3600, (secs / 60) % 60, secs % 60);
+	/* digits by hand: this runs for every entity a query returns */
+	put_digits(buf, y, 4);
+	buf[4] = '-';
+	put_digits(buf + 5, m, 2);
+	buf[7] = '-';
+	put_digits(buf + 8, d, 2);
+	buf[10] = 'T';
+	put_digits(buf + 11, secs / 3600, 2);
+	buf[13] = ':';
+	put_digits(buf + 14, (secs / 60) % 60, 2);
+	buf[16] = ':';
+	put_digits(buf + 17, secs % 60, 2);
+	n = 19;
 	if (frac != 0)
 	{
 		int			ndigits = 7;
@@ -191,7 +213,10 @@ edm_format_datetime(int64_t ticks, char *buf)
 			frac /= 10;
 			ndigits--;
 		}
-		n += snprintf(buf + n, EDM_DATETIME_BUFLEN - n, ".%0*lld", ndigits, (long long) frac);
+		buf[n++] = '.';
+		put_digits(buf + n, frac, ndigits);
+		n += ndigits;
 	}
-	snprintf(buf + n, EDM_DATETIME_BUFLEN - n, "Z");
+	buf[n++] = 'Z';
+	buf[n] = '\0';
 }

@@ -830,14 +830,104 @@ ts_entity_output(text *pk, text *rk, TimestampTz ts, Jsonb *props, const char *s
  * (by ts_parse_select_list), so that a query parses it once; all: no
  * $select.
  */
+/* Order of keys in a jsonb object: shorter first, then bytewise. */
+static int
+jsonb_key_cmp(const char *a, int alen, const char *b, int blen)
+{
+	if (alen != blen)
+		return alen < blen ? -1 : 1;
+	return memcmp(a, b, alen);
+}
+
+static void
+set_pair(JsonbPair *pair, const char *key, int keylen, const char *val, int vallen, int order)
+{
+	pair->key.type = jbvString;
+	pair->key.val.string.val = (char *) key;
+	pair->key.val.string.len = keylen;
+	pair->value.type = jbvString;
+	pair->value.val.string.val = (char *) val;
+	pair->value.val.string.len = vallen;
+	pair->order = order;
+}
+
+/*
+ * The whole entity: the stored properties with the system properties merged
+ * in.  The stored properties come in jsonb's key order and the system
+ * properties are sorted the same way, so a merge gives the object's pairs
+ * in order and the jsonb is serialized directly, without the sort and
+ * de-duplication of building it pair by pair: this runs for every entity a
+ * query returns.
+ */
+static Jsonb *
+output_all(text *pk, text *rk, TimestampTz ts, Jsonb *props)
+{
+	char	   *stamp = ts_format_datetime(ts_timestamptz_to_ticks(ts));
+	char	   *etag = ts_etag_from_datetime(stamp);
+	JsonbPair	sys[4];
+	int			nsys = 0;
+	int			isys = 0;
+	JsonbValue	obj;
+	JsonbPair  *pairs;
+	int			n = 0;
+	JsonbIterator *it;
+	JsonbIteratorToken tok;
+	JsonbValue	v;
+	bool		skip = false;
+
+	/* the system properties in jsonb key order (by length, then bytes) */
+	set_pair(&sys[nsys++], "RowKey", 6, VARDATA_ANY(rk), VARSIZE_ANY_EXHDR(rk), 0);
+	set_pair(&sys[nsys++], "Timestamp", 9, stamp, strlen(stamp), 0);
+	set_pair(&sys[nsys++], "odata.etag", 10, etag, strlen(etag), 0);
+	set_pair(&sys[nsys++], "PartitionKey", 12, VARDATA_ANY(pk), VARSIZE_ANY_EXHDR(pk), 0);
+
+	pairs = palloc(sizeof(JsonbPair) * (JB_ROOT_COUNT(props) + nsys));
+	it = JsonbIteratorInit(&props->root);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		if (tok == WJB_KEY)
+		{
+			int			c = 1;
+
+			while (isys < nsys &&
+				   (c = jsonb_key_cmp(sys[isys].key.val.string.val, sys[isys].key.val.string.len,
+									  v.val.string.val, v.val.string.len)) < 0)
+			{
+				pairs[n] = sys[isys++];
+				pairs[n].order = n;
+				n++;
+			}
+			/* a stored property never has a system name; if one does, skip it */
+			skip = (isys < nsys && c == 0);
+			pairs[n].key = v;
+			pairs[n].order = n;
+		}
+		else if (tok == WJB_VALUE && !skip)
+			pairs[n++].value = v;
+	}
+	while (isys < nsys)
+	{
+		pairs[n] = sys[isys++];
+		pairs[n].order = n;
+		n++;
+	}
+
+	obj.type = jbvObject;
+	obj.val.object.nPairs = n;
+	obj.val.object.pairs = pairs;
+	return JsonbValueToJsonb(&obj);
+}
+
 Jsonb *
 ts_entity_output_list(text *pk, text *rk, TimestampTz ts, Jsonb *props, bool all, List *select)
 {
 	JsonbParseState *st = NULL;
 	JsonbValue *res;
 	JsonbValue	v;
-	JsonbIterator *it;
-	JsonbIteratorToken tok;
+	ListCell   *lc;
+
+	if (all)
+		return output_all(pk, rk, ts, props);
 
 	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
 	push_cstring(&st, WJB_KEY, "odata.etag");
@@ -849,42 +939,30 @@ ts_entity_output_list(text *pk, text *rk, TimestampTz ts, Jsonb *props, bool all
 	push_cstring(&st, WJB_KEY, "Timestamp");
 	push_cstring(&st, WJB_VALUE, ts_format_datetime(ts_timestamptz_to_ticks(ts)));
 
-	if (all)
+	foreach(lc, select)
 	{
-		it = JsonbIteratorInit(&props->root);
-		while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
-			if (tok == WJB_KEY || tok == WJB_VALUE)
-				pushJsonbValue(&st, tok, &v);
-	}
-	else
-	{
-		ListCell   *lc;
+		char	   *name = lfirst(lc);
+		char	   *aname;
+		JsonbValue *found;
 
-		foreach(lc, select)
+		if (strcmp(name, "PartitionKey") == 0 || strcmp(name, "RowKey") == 0 ||
+			strcmp(name, "Timestamp") == 0)
+			continue;
+		found = getKeyJsonValueFromContainer(&props->root, name, strlen(name), NULL);
+		push_cstring(&st, WJB_KEY, name);
+		if (found == NULL)
 		{
-			char	   *name = lfirst(lc);
-			char	   *aname;
-			JsonbValue *found;
-
-			if (strcmp(name, "PartitionKey") == 0 || strcmp(name, "RowKey") == 0 ||
-				strcmp(name, "Timestamp") == 0)
-				continue;
-			found = getKeyJsonValueFromContainer(&props->root, name, strlen(name), NULL);
-			push_cstring(&st, WJB_KEY, name);
-			if (found == NULL)
-			{
-				v.type = jbvNull;
-				pushJsonbValue(&st, WJB_VALUE, &v);
-				continue;
-			}
+			v.type = jbvNull;
+			pushJsonbValue(&st, WJB_VALUE, &v);
+			continue;
+		}
+		pushJsonbValue(&st, WJB_VALUE, found);
+		aname = psprintf("%s%s", name, ANNOTATION_SUFFIX);
+		found = getKeyJsonValueFromContainer(&props->root, aname, strlen(aname), NULL);
+		if (found != NULL)
+		{
+			push_cstring(&st, WJB_KEY, aname);
 			pushJsonbValue(&st, WJB_VALUE, found);
-			aname = psprintf("%s%s", name, ANNOTATION_SUFFIX);
-			found = getKeyJsonValueFromContainer(&props->root, aname, strlen(aname), NULL);
-			if (found != NULL)
-			{
-				push_cstring(&st, WJB_KEY, aname);
-				pushJsonbValue(&st, WJB_VALUE, found);
-			}
 		}
 	}
 	res = pushJsonbValue(&st, WJB_END_OBJECT, NULL);

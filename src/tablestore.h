@@ -121,6 +121,7 @@ extern bool ts_parse_guid(const char *s, int len, uint8 *out);
 extern char *ts_format_guid(const uint8 *g);
 extern bool ts_check_base64(const char *s, int len, int *nbytes);
 extern char *ts_format_etag(TimestampTz ts);
+extern char *ts_etag_from_datetime(const char *dt);
 extern bool ts_parse_etag(const char *etag, int64 *ticks);
 
 /* The Edm types of property values. */
