@@ -28,7 +28,9 @@ pg_restore -d $dst "$dump"
 q="SELECT string_agg(t, ',') FROM tablestore.list_tables() t"
 e="SELECT md5(string_agg(tablestore.get_entity('Employees', 'Sales', lpad(i::text, 5, '0'))::text, '|'))
    FROM generate_series(1, 50) i"
-for sql in "$q" "$e" "SELECT tablestore.get_entity('AuditLog', '', '')::text"; do
+# and the restored key index serves queries in key order
+f="SELECT md5(string_agg(e::text, '|')) FROM tablestore.query_entities('Employees', 'PartitionKey eq ''Sales'' and RowKey ge ''00010'' and Age lt 60') e"
+for sql in "$q" "$e" "$f" "SELECT tablestore.get_entity('AuditLog', '', '')::text"; do
 	a=$(psql -At -d $src -c "$sql")
 	b=$(psql -At -d $dst -c "$sql")
 	if [ "$a" != "$b" ] || [ -z "$a" ]; then
