@@ -825,11 +825,6 @@ ts_entity_output(text *pk, text *rk, TimestampTz ts, Jsonb *props, const char *s
 	return ts_entity_output_list(pk, rk, ts, props, select_list == NULL, ts_parse_select_list(select_list));
 }
 
-/*
- * ts_entity_output_list: ts_entity_output with the $select list parsed
- * (by ts_parse_select_list), so that a query parses it once; all: no
- * $select.
- */
 /* Order of keys in a jsonb object: shorter first, then bytewise. */
 static int
 jsonb_key_cmp(const char *a, int alen, const char *b, int blen)
@@ -859,7 +854,7 @@ set_pair(JsonbPair *pair, const char *key, int keylen, const char *val, int vall
  * de-duplication of building it pair by pair: this runs for every entity a
  * query returns.
  */
-static Jsonb *
+static JsonbValue *
 output_all(text *pk, text *rk, TimestampTz ts, Jsonb *props)
 {
 	char	   *stamp = ts_format_datetime(ts_timestamptz_to_ticks(ts));
@@ -867,7 +862,7 @@ output_all(text *pk, text *rk, TimestampTz ts, Jsonb *props)
 	JsonbPair	sys[4];
 	int			nsys = 0;
 	int			isys = 0;
-	JsonbValue	obj;
+	JsonbValue *obj = palloc(sizeof(JsonbValue));
 	JsonbPair  *pairs;
 	int			n = 0;
 	JsonbIterator *it;
@@ -912,17 +907,32 @@ output_all(text *pk, text *rk, TimestampTz ts, Jsonb *props)
 		n++;
 	}
 
-	obj.type = jbvObject;
-	obj.val.object.nPairs = n;
-	obj.val.object.pairs = pairs;
-	return JsonbValueToJsonb(&obj);
+	obj->type = jbvObject;
+	obj->val.object.nPairs = n;
+	obj->val.object.pairs = pairs;
+	return obj;
 }
 
+/*
+ * ts_entity_output_list: ts_entity_output with the $select list parsed
+ * (by ts_parse_select_list), so that a query parses it once; all: no
+ * $select.
+ */
 Jsonb *
 ts_entity_output_list(text *pk, text *rk, TimestampTz ts, Jsonb *props, bool all, List *select)
 {
+	return JsonbValueToJsonb(ts_entity_output_value(pk, rk, ts, props, all, select));
+}
+
+/*
+ * ts_entity_output_value: the entity of ts_entity_output_list as an
+ * in-memory JSON object (pointing into props), for a caller that puts many
+ * entities into one jsonb and serializes once.
+ */
+JsonbValue *
+ts_entity_output_value(text *pk, text *rk, TimestampTz ts, Jsonb *props, bool all, List *select)
+{
 	JsonbParseState *st = NULL;
-	JsonbValue *res;
 	JsonbValue	v;
 	ListCell   *lc;
 
@@ -965,6 +975,5 @@ ts_entity_output_list(text *pk, text *rk, TimestampTz ts, Jsonb *props, bool all
 			pushJsonbValue(&st, WJB_VALUE, found);
 		}
 	}
-	res = pushJsonbValue(&st, WJB_END_OBJECT, NULL);
-	return JsonbValueToJsonb(res);
+	return pushJsonbValue(&st, WJB_END_OBJECT, NULL);
 }

@@ -338,6 +338,16 @@ query_output(QueryScan *qs, const ScanEntity *e)
 	return ts_entity_output_list(e->pk, e->rk, e->ts, e->props, qs->select_all, qs->select);
 }
 
+/* A copy of a (detoasted) varlena in the current memory context. */
+static text *
+copy_text(const text *t)
+{
+	text	   *copy = palloc(VARSIZE_ANY(t));
+
+	memcpy(copy, t, VARSIZE_ANY(t));
+	return copy;
+}
+
 /* Argument n as a C string, or NULL. */
 static char *
 arg_cstring(FunctionCallInfo fcinfo, int n)
@@ -460,8 +470,8 @@ query_entities_page(PG_FUNCTION_ARGS)
 	text	   *next_rk;
 	QueryScan  *qs;
 	ScanEntity	e;
-	JsonbParseState *st = NULL;
-	JsonbValue *array;
+	JsonbValue	array;
+	int			allocated;
 	TupleDesc	desc;
 	Datum		values[3];
 	bool		nulls[3] = {false, true, true};
@@ -470,31 +480,37 @@ query_entities_page(PG_FUNCTION_ARGS)
 		elog(ERROR, "return type must be a row type");
 	arg_continuation(fcinfo, 4, &next_pk, &next_rk);
 
-	/* one entity more than the page: its key is the continuation */
+	/*
+	 * One entity more than the page: its key is the continuation.  The page
+	 * is built as one in-memory array of the entities' objects (over copies
+	 * of their stored parts, as the scan moves on) and serialized once.
+	 */
 	qs = query_begin(table_name, plan, next_pk, next_rk, arg_cstring(fcinfo, 2), top + 1);
-	pushJsonbValue(&st, WJB_BEGIN_ARRAY, NULL);
+	array.type = jbvArray;
+	array.val.array.rawScalar = false;
+	array.val.array.nElems = 0;
+	array.val.array.elems = palloc(sizeof(JsonbValue) * Min(top, 64));
+	allocated = Min(top, 64);
 	while (query_next(qs, &e))
 	{
-		if (top-- == 0)
+		if (array.val.array.nElems == top)
 		{
-			values[1] = PointerGetDatum(cstring_to_text_with_len(VARDATA_ANY(e.pk), VARSIZE_ANY_EXHDR(e.pk)));
-			values[2] = PointerGetDatum(cstring_to_text_with_len(VARDATA_ANY(e.rk), VARSIZE_ANY_EXHDR(e.rk)));
+			values[1] = PointerGetDatum(copy_text(e.pk));
+			values[2] = PointerGetDatum(copy_text(e.rk));
 			nulls[1] = nulls[2] = false;
 			break;
 		}
+		if (array.val.array.nElems == allocated)
 		{
-			Jsonb	   *entity = query_output(qs, &e);
-			JsonbValue	v;
-
-			v.type = jbvBinary;
-			v.val.binary.data = &entity->root;
-			v.val.binary.len = VARSIZE(entity) - VARHDRSZ;
-			pushJsonbValue(&st, WJB_ELEM, &v);
+			allocated *= 2;
+			array.val.array.elems = repalloc(array.val.array.elems, sizeof(JsonbValue) * allocated);
 		}
+		array.val.array.elems[array.val.array.nElems++] =
+			*ts_entity_output_value(copy_text(e.pk), copy_text(e.rk), e.ts,
+									(Jsonb *) copy_text((text *) e.props), qs->select_all, qs->select);
 	}
-	array = pushJsonbValue(&st, WJB_END_ARRAY, NULL);
 	query_end(qs);
-	values[0] = JsonbPGetDatum(JsonbValueToJsonb(array));
+	values[0] = JsonbPGetDatum(JsonbValueToJsonb(&array));
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));
 }

@@ -165,6 +165,8 @@ extern bool ts_is_valid_property_name(const char *s, int len);
 extern List *ts_parse_select_list(const char *select_list);
 extern Jsonb *ts_entity_output_list(text *pk, text *rk, TimestampTz ts, Jsonb *props, bool all,
 									List *select);
+extern JsonbValue *ts_entity_output_value(text *pk, text *rk, TimestampTz ts, Jsonb *props, bool all,
+										  List *select);
 
 /* entityops.c */
 typedef struct RelPlans RelPlans;
