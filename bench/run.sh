@@ -4,17 +4,31 @@
 # results.md and (with python3-matplotlib) throughput.png.
 #
 #   bench/run.sh                      # 1,000 partitions x 1,000 entities
-#   PARTITIONS=100 ROWS=100 SECONDS_PER_RUN=3 RUNS=1 bench/run.sh   # a quick look
+#   PARTITIONS=20 ROWS=200 SECONDS_PER_RUN=2 RUNS=1 bench/run.sh   # a quick look
+#
+# Workloads (bench/sql/ts_W.sql against bench/sql/base_W.sql):
+#   point   get_entity                       vs SELECT by key
+#   qpoint  query_entities, PK eq and RK eq  vs SELECT by key (and vs get_entity)
+#   range   query_entities, 100 RowKeys      vs WHERE pk = AND rk >= AND rk < ORDER BY rk
+#   filter  query_entities, PK eq, Age gt 42 vs WHERE pk = AND (props->>'Age')::int > 42
+#           (Age is 18 + i % 50, so half of a partition's entities match)
+#   paging  query_entities_page, one page of 1,000 from a random key of the
+#           'Paged' table vs keyset LIMIT 1001; plus whole-table walks
+#   insert, merge, upsert, batch: single writes and a 100-insert batch
+# Every read returns the entities to the client: tablestore the entity jsonb
+# (one row each; for paging one row with the page's array), hand-written SQL
+# the row (pk, rk, ts, props).
 set -eu
 cd "$(dirname "$0")/.."
 . tools/lib.sh
 
 PARTITIONS=${PARTITIONS:-1000}
 ROWS=${ROWS:-1000}
-SECONDS_PER_RUN=${SECONDS_PER_RUN:-8}
+SECONDS_PER_RUN=${SECONDS_PER_RUN:-5}
+PAGED_PARTITIONS=${PAGED_PARTITIONS:-100}
 RUNS=${RUNS:-3}
 CLIENTS=${CLIENTS:-"2 8"}
-WORKLOADS=${WORKLOADS:-"point insert merge upsert batch"}
+WORKLOADS=${WORKLOADS:-"point qpoint range filter paging insert merge upsert batch"}
 SETTINGS="-c shared_buffers=2GB -c synchronous_commit=off -c max_wal_size=8GB -c checkpoint_timeout=30min -c max_connections=50"
 
 ts_install_deps
@@ -29,27 +43,29 @@ ts_start_server "$DIR" $SETTINGS -c fsync=on
 OUT=bench/results
 mkdir -p "$OUT"
 q() { psql -X -q -At -v ON_ERROR_STOP=1 -d postgres "$@"; }
+began=$(date +%s)
 
 {
 	echo "# tablestore benchmark"
 	echo
 	echo "- date: $(date -u +%Y-%m-%dT%H:%MZ); machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB, $(uname -r)"
 	echo "- server: $(q -c 'SELECT version()' | cut -d, -f1); settings: \`$SETTINGS -c fsync=on\`"
-	echo "- data: $PARTITIONS partitions x $ROWS entities (~300 bytes); pgbench -M prepared, $RUNS runs of ${SECONDS_PER_RUN}s per cell, medians"
+	echo "- data: 'Employees' $PARTITIONS partitions x $ROWS entities (~300 bytes), 'Paged' $PAGED_PARTITIONS x $ROWS, each copied to a plain table for hand-written SQL; pgbench -M prepared, $RUNS runs of ${SECONDS_PER_RUN}s per cell, the two paths alternating, medians"
 	echo
 } >"$OUT/results.md"
 cat "$OUT/results.md"
 
-echo "== loading $((PARTITIONS * ROWS)) entities through execute_batch"
+echo "== loading $(((PARTITIONS + PAGED_PARTITIONS) * ROWS)) entities through execute_batch"
 start=$(date +%s)
 q <<SQL
 CREATE EXTENSION tablestore;
 SELECT tablestore.create_table('Employees');
-CREATE PROCEDURE load(partitions int, nrows int) LANGUAGE plpgsql AS \$\$
+SELECT tablestore.create_table('Paged');
+CREATE PROCEDURE load(tname text, partitions int, nrows int) LANGUAGE plpgsql AS \$\$
 BEGIN
 	FOR p IN 0 .. partitions - 1 LOOP
 		PERFORM count(*) FROM generate_series(0, (nrows - 1) / 100) c,
-			LATERAL tablestore.execute_batch('Employees', (
+			LATERAL tablestore.execute_batch(tname, (
 				SELECT jsonb_agg(jsonb_build_object('op', 'insert', 'entity', jsonb_build_object(
 					'PartitionKey', 'tenant' || lpad(p::text, 4, '0'), 'RowKey', lpad(i::text, 8, '0'),
 					'FirstName', 'First' || i, 'LastName', 'Last' || p, 'Email', 'user' || i || '@contoso.com',
@@ -60,45 +76,190 @@ BEGIN
 		COMMIT;
 	END LOOP;
 END \$\$;
-CALL load($PARTITIONS, $ROWS);
+CALL load('Employees', $PARTITIONS, $ROWS);
+CALL load('Paged', $PAGED_PARTITIONS, $ROWS);
 CREATE TABLE employees_base (pk text COLLATE "C", rk text COLLATE "C", ts timestamptz, props jsonb, PRIMARY KEY (pk, rk));
 INSERT INTO employees_base SELECT pk, rk, ts, props FROM tablestore_data.employees;
+CREATE TABLE paged_base (pk text COLLATE "C", rk text COLLATE "C", ts timestamptz, props jsonb, PRIMARY KEY (pk, rk));
+INSERT INTO paged_base SELECT pk, rk, ts, props FROM tablestore_data.paged;
 VACUUM ANALYZE;
 SQL
 load_s=$(( $(date +%s) - start ))
 echo "loaded in ${load_s}s: tablestore $(q -c "SELECT pg_size_pretty(pg_total_relation_size('tablestore_data.employees'))"), baseline $(q -c "SELECT pg_size_pretty(pg_total_relation_size('employees_base'))")"
 
+# memory QUERY: run QUERY in a fresh backend and sample that backend's
+# /proc/PID/status every 20 ms; prints "peak_rss_anon_mb peak_vmrss_mb
+# vmhwm_mb seconds".  RssAnon is the backend's private memory (what
+# streaming must keep flat); VmRSS and VmHWM also count the shared buffers
+# the backend has touched, which grow with the data read whatever the query.
+memory() {
+	local app="tsmem$$" pid="" anon=0 rss=0 hwm=0 t0 t1 qpid
+	t0=$(date +%s.%N)
+	PGAPPNAME=$app psql -X -q -At -v ON_ERROR_STOP=1 -d postgres -c "SELECT pg_sleep(0.5)" -c "$1" >/dev/null &
+	qpid=$!
+	while [ -z "$pid" ] && kill -0 "$qpid" 2>/dev/null; do
+		pid=$(q -c "SELECT pid FROM pg_stat_activity WHERE application_name = '$app'")
+	done
+	while [ -n "$pid" ] && [ -r "/proc/$pid/status" ] && kill -0 "$qpid" 2>/dev/null; do
+		read -r a r h < <(awk '/^RssAnon:/ {a = $2} /^VmRSS:/ {r = $2} /^VmHWM:/ {h = $2} END {print a + 0, r + 0, h + 0}' "/proc/$pid/status" 2>/dev/null || echo "0 0 0")
+		[ "$a" -gt "$anon" ] && anon=$a
+		[ "$r" -gt "$rss" ] && rss=$r
+		[ "$h" -gt "$hwm" ] && hwm=$h
+		sleep 0.02
+	done
+	wait "$qpid"
+	t1=$(date +%s.%N)
+	awk -v a="$anon" -v r="$rss" -v h="$hwm" -v t="$(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a - 0.5}')" \
+		'BEGIN {printf "%.1f %.1f %.1f %.2f\n", a / 1024, r / 1024, h / 1024, t}'
+}
+
+echo "== backend memory (RssAnon peak, VmRSS peak, VmHWM in MB; seconds)"
+all=$((PARTITIONS * ROWS))
+echo "query,entities,peak_rss_anon_mb,peak_vmrss_mb,vmhwm_mb,seconds" >"$OUT/memory.csv"
+while IFS='|' read -r label n sql; do
+	m=$(memory "$sql")
+	echo "$label,$n,${m// /,}" | tee -a "$OUT/memory.csv"
+done <<EOF
+query_entities all|$all|SELECT count(*) FROM tablestore.query_entities('Employees')
+query_entities one partition|$ROWS|SELECT count(*) FROM tablestore.query_entities('Employees', 'PartitionKey eq ''tenant0001''')
+query_entities all (entity text)|$all|SELECT sum(length(e::text)) FROM tablestore.query_entities('Employees') e
+hand-written SQL all|$all|SELECT count(*) FROM employees_base
+hand-written SQL all (row text)|$all|SELECT sum(length(b::text)) FROM employees_base b
+EOF
+
+PGBENCH_LOG=$DIR/pgbench.log
 tps() {
 	pgbench -n -M prepared -c "$2" -j "$2" -T "$SECONDS_PER_RUN" -D partitions="$PARTITIONS" -D rows="$ROWS" \
-		-f "bench/sql/$1.sql" postgres 2>&1 | sed -n 's/^tps = \([0-9.]*\).*/\1/p'
+		-D paged_partitions="$PAGED_PARTITIONS" -f "bench/sql/$1.sql" postgres >"$PGBENCH_LOG" 2>&1 || true
+	if grep -q "^tps = " "$PGBENCH_LOG" && ! grep -q "aborted\|ERROR" "$PGBENCH_LOG"; then
+		sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$PGBENCH_LOG"
+	else
+		echo "pgbench $1 with $2 clients failed:" >&2
+		cat "$PGBENCH_LOG" >&2
+		exit 1
+	fi
 }
 median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
+ratio() { awk -v t="$1" -v b="$2" 'BEGIN {printf "%.2f", t / b}'; }
 
 echo "workload,clients,tablestore_tps,baseline_tps,ratio,entities_per_op" >"$OUT/results.csv"
+echo "clients,query_entities_tps,get_entity_tps,ratio" >"$OUT/qpoint.csv"
 for w in $WORKLOADS; do
-	per=1; [ "$w" = batch ] && per=100
+	per=1 base=base_$w
+	case $w in
+	range) per=100 ;;
+	filter) per=$((ROWS / 2)) ;;
+	paging) per=1000 ;;
+	batch) per=100 ;;
+	qpoint) base=base_point ;;
+	esac
 	for c in $CLIENTS; do
-		ts_runs="" base_runs=""
+		ts_runs="" base_runs="" get_runs=""
 		for r in $(seq "$RUNS"); do
-			# alternate the two paths so that drift hits both alike
-			ts_runs="$ts_runs $(tps ts_$w "$c")"
-			base_runs="$base_runs $(tps base_$w "$c")"
+			# alternate the paths so that drift hits them alike
+			ts_runs="$ts_runs $(tps "ts_$w" "$c")"
+			base_runs="$base_runs $(tps "$base" "$c")"
+			# a query_entities point query against get_entity, in the same run
+			if [ "$w" = qpoint ]; then get_runs="$get_runs $(tps ts_point "$c")"; fi
 		done
 		t=$(echo $ts_runs | tr ' ' '\n' | median)
 		b=$(echo $base_runs | tr ' ' '\n' | median)
-		ratio=$(awk -v t="$t" -v b="$b" 'BEGIN {printf "%.2f", t / b}')
-		echo "$w,$c,$t,$b,$ratio,$per" | tee -a "$OUT/results.csv"
+		echo "$w,$c,$t,$b,$(ratio "$t" "$b"),$per" | tee -a "$OUT/results.csv"
+		if [ "$w" = qpoint ]; then
+			g=$(echo $get_runs | tr ' ' '\n' | median)
+			echo "$c,$t,$g,$(ratio "$t" "$g")" | tee -a "$OUT/qpoint.csv"
+		fi
 	done
 done
 
+# Paging through the whole 'Paged' table in one session, 1,000 a page,
+# following the continuation (query_entities_page) or the last key
+# (keyset pagination), server-side in PL/pgSQL so that no client cost is in
+# either; each walk checks that it saw every entity.
+echo "== whole-table walks of 'Paged' ($((PAGED_PARTITIONS * ROWS)) entities), $RUNS each"
+q <<'SQL'
+CREATE FUNCTION walk_tablestore() RETURNS numeric LANGUAGE plpgsql AS $$
+DECLARE
+	npk text; nrk text; page jsonb; n bigint := 0; t0 timestamptz := clock_timestamp();
+BEGIN
+	LOOP
+		SELECT p.entities, p.next_partition_key, p.next_row_key INTO page, npk, nrk
+			FROM tablestore.query_entities_page('Paged', NULL, NULL, 1000, npk, nrk) p;
+		n := n + jsonb_array_length(page);
+		EXIT WHEN npk IS NULL;
+	END LOOP;
+	IF n <> (SELECT count(*) FROM paged_base) THEN RAISE 'walked % entities', n; END IF;
+	RETURN extract(epoch FROM clock_timestamp() - t0);
+END $$;
+CREATE FUNCTION walk_baseline() RETURNS numeric LANGUAGE plpgsql AS $$
+DECLARE
+	npk text := ''; nrk text := ''; r record; got int; n bigint := 0; t0 timestamptz := clock_timestamp();
+BEGIN
+	LOOP
+		got := 0;
+		FOR r IN SELECT pk, rk, ts, props FROM paged_base WHERE (pk, rk) >= (npk, nrk) ORDER BY pk, rk LIMIT 1001 LOOP
+			got := got + 1;
+			IF got <= 1000 THEN n := n + 1; END IF;
+			npk := r.pk; nrk := r.rk;
+		END LOOP;
+		EXIT WHEN got <= 1000;
+	END LOOP;
+	IF n <> (SELECT count(*) FROM paged_base) THEN RAISE 'walked % entities', n; END IF;
+	RETURN extract(epoch FROM clock_timestamp() - t0);
+END $$;
+SQL
+walk_ts="" walk_base=""
+for r in $(seq "$RUNS"); do
+	walk_ts="$walk_ts $(q -c 'SELECT walk_tablestore()')"
+	walk_base="$walk_base $(q -c 'SELECT walk_baseline()')"
+done
+wt=$(echo $walk_ts | tr ' ' '\n' | median)
+wb=$(echo $walk_base | tr ' ' '\n' | median)
+# as walks per second, so that the ratio reads like the others
+echo "paging_walk,1,$(awk -v s="$wt" 'BEGIN {print 1 / s}'),$(awk -v s="$wb" 'BEGIN {print 1 / s}'),$(ratio "$wb" "$wt"),$((PAGED_PARTITIONS * ROWS))" |
+	tee -a "$OUT/results.csv"
+
+# ops/s to print: whole numbers, or two decimals below 100
+num() { awk -v x="$1" 'BEGIN {printf (x < 100 ? "%.2f" : "%.0f"), x}'; }
+goal() {
+	case $1 in
+	point | insert | merge) echo "≥ 0.9" ;;
+	batch) echo "≥ 1.0" ;;
+	filter) echo "≥ 1.0" ;;
+	*) echo "—" ;;
+	esac
+}
 {
-	echo "| workload | clients | tablestore ops/s | hand-written SQL ops/s | ratio | entities/s (tablestore) |"
-	echo "|---|---|---|---|---|---|"
+	echo "| workload | clients | tablestore ops/s | hand-written SQL ops/s | ratio | goal | entities/op | entities/s (tablestore) |"
+	echo "|---|---|---|---|---|---|---|---|"
 	tail -n +2 "$OUT/results.csv" | while IFS=, read -r w c t b r per; do
-		printf '| %s | %s | %.0f | %.0f | %s | %.0f |\n' "$w" "$c" "$t" "$b" "$r" "$(awk -v t="$t" -v p="$per" 'BEGIN {print t * p}')"
+		printf '| %s | %s | %s | %s | %s | %s | %s | %.0f |\n' "$w" "$c" "$(num "$t")" "$(num "$b")" "$r" "$(goal "$w")" "$per" \
+			"$(awk -v t="$t" -v p="$per" 'BEGIN {print t * p}')"
 	done
 	echo
-	echo "Load: $((PARTITIONS * ROWS)) entities through execute_batch in ${load_s}s. Ratio = tablestore / hand-written SQL throughput (higher is better for tablestore). The service's published targets: 2,000 entities/s per partition, 20,000 transactions/s per account."
+	echo "Ratio = tablestore / hand-written SQL throughput (higher is better for tablestore); goals from issues 3, 4 and 6."
+	echo "Reads return the entities to pgbench: tablestore the entity jsonb (for paging, one row holding the page's array and the continuation), hand-written SQL the rows (pk, rk, ts, props)."
+	echo "paging: one page of 1,000 from a random key of 'Paged' per transaction (query_entities_page vs \`WHERE (pk, rk) >= (\$1, \$2) ORDER BY pk, rk LIMIT 1001\`);"
+	echo "paging_walk: whole walks of 'Paged' per second in one session, server-side in PL/pgSQL, following continuations (median of $RUNS walks: tablestore ${wt}s, hand-written ${wb}s)."
+	echo "The service's published targets: 2,000 entities/s per partition, 20,000 transactions/s per account."
+	echo
+	echo "query_entities point query against get_entity (goal: ratio ≥ 0.83, i.e. cost ≤ 1.2×):"
+	echo
+	echo "| clients | query_entities ops/s | get_entity ops/s | ratio |"
+	echo "|---|---|---|---|"
+	tail -n +2 "$OUT/qpoint.csv" | while IFS=, read -r c t g r; do
+		printf '| %s | %.0f | %.0f | %s |\n' "$c" "$t" "$g" "$r"
+	done
+	echo
+	echo "Backend memory of one query (sampled every 20 ms from /proc/PID/status; RssAnon = private memory, VmRSS/VmHWM include the shared buffers touched):"
+	echo
+	echo "| query | entities | peak RssAnon MB | peak VmRSS MB | VmHWM MB | seconds |"
+	echo "|---|---|---|---|---|---|"
+	tail -n +2 "$OUT/memory.csv" | while IFS=, read -r l n a r h s; do
+		echo "| $l | $n | $a | $r | $h | $s |"
+	done
+	echo
+	echo "Load: $(((PARTITIONS + PAGED_PARTITIONS) * ROWS)) entities through execute_batch, then copied to the plain tables, in ${load_s}s. Whole command: $(( $(date +%s) - began ))s after the build."
 } >>"$OUT/results.md"
 cat "$OUT/results.md"
 
@@ -109,13 +270,16 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 out = sys.argv[1]
 rows = list(csv.DictReader(open(out + "/results.csv")))
-labels = [f"{r['workload']}\n{r['clients']} clients" for r in rows]
+labels = [f"{r['workload']}\n{r['clients']} cl." for r in rows]
 x = range(len(rows))
-fig, ax = plt.subplots(figsize=(max(6, len(rows) * 0.9), 4))
+fig, ax = plt.subplots(figsize=(max(6, len(rows) * 0.75), 4.5))
 ax.bar([i - 0.2 for i in x], [float(r["tablestore_tps"]) for r in rows], 0.4, label="tablestore")
 ax.bar([i + 0.2 for i in x], [float(r["baseline_tps"]) for r in rows], 0.4, label="hand-written SQL")
-ax.set_xticks(list(x)); ax.set_xticklabels(labels, fontsize=8)
-ax.set_ylabel("operations per second"); ax.set_yscale("log"); ax.legend()
-ax.set_title("tablestore vs hand-written SQL (median of runs)")
+for i, r in zip(x, rows):
+	ax.annotate(r["ratio"], (i, max(float(r["tablestore_tps"]), float(r["baseline_tps"]))),
+		ha="center", va="bottom", fontsize=7)
+ax.set_xticks(list(x)); ax.set_xticklabels(labels, fontsize=7)
+ax.set_ylabel("operations per second (log)"); ax.set_yscale("log"); ax.legend(fontsize=8)
+ax.set_title("tablestore vs hand-written SQL (median of runs; ratio above the bars)")
 fig.tight_layout(); fig.savefig(out + "/throughput.png", dpi=110)
 PY
