@@ -12,6 +12,7 @@
 #   range   query_entities, 100 RowKeys      vs WHERE pk = AND rk >= AND rk < ORDER BY rk
 #   filter  query_entities, PK eq, Age gt 42 vs WHERE pk = AND (props->>'Age')::int > 42
 #           (Age is 18 + i % 50, so half of a partition's entities match)
+#   filter50  the same with Age gt 50, issue 3's case (17 in 50 match)
 #   paging  query_entities_page, one page of 1,000 from a random key of the
 #           'Paged' table vs keyset LIMIT 1001; plus whole-table walks
 #   insert, merge, upsert, batch: single writes and a 100-insert batch
@@ -21,6 +22,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 . tools/lib.sh
+began=$(date +%s)
 
 PARTITIONS=${PARTITIONS:-1000}
 ROWS=${ROWS:-1000}
@@ -28,7 +30,7 @@ SECONDS_PER_RUN=${SECONDS_PER_RUN:-5}
 PAGED_PARTITIONS=${PAGED_PARTITIONS:-100}
 RUNS=${RUNS:-3}
 CLIENTS=${CLIENTS:-"2 8"}
-WORKLOADS=${WORKLOADS:-"point qpoint range filter paging insert merge upsert batch"}
+WORKLOADS=${WORKLOADS:-"point qpoint range filter filter50 paging insert merge upsert batch"}
 SETTINGS="-c shared_buffers=2GB -c synchronous_commit=off -c max_wal_size=8GB -c checkpoint_timeout=30min -c max_connections=50"
 
 ts_install_deps
@@ -43,13 +45,13 @@ ts_start_server "$DIR" $SETTINGS -c fsync=on
 OUT=bench/results
 mkdir -p "$OUT"
 q() { psql -X -q -At -v ON_ERROR_STOP=1 -d postgres "$@"; }
-began=$(date +%s)
 
 {
 	echo "# tablestore benchmark"
 	echo
 	echo "- date: $(date -u +%Y-%m-%dT%H:%MZ); machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GiB, $(uname -r)"
 	echo "- server: $(q -c 'SELECT version()' | cut -d, -f1); settings: \`$SETTINGS -c fsync=on\`"
+	echo "- load average before the run: $(cut -d' ' -f1-3 /proc/loadavg) (the machine is shared; 1, 5, 15 min)"
 	echo "- data: 'Employees' $PARTITIONS partitions x $ROWS entities (~300 bytes), 'Paged' $PAGED_PARTITIONS x $ROWS, each copied to a plain table for hand-written SQL; pgbench -M prepared, $RUNS runs of ${SECONDS_PER_RUN}s per cell, the two paths alternating, medians"
 	echo
 } >"$OUT/results.md"
@@ -149,6 +151,7 @@ for w in $WORKLOADS; do
 	case $w in
 	range) per=100 ;;
 	filter) per=$((ROWS / 2)) ;;
+	filter50) per=$((ROWS * 17 / 50)) ;;
 	paging) per=1000 ;;
 	batch) per=100 ;;
 	qpoint) base=base_point ;;
@@ -225,7 +228,7 @@ goal() {
 	case $1 in
 	point | insert | merge) echo "≥ 0.9" ;;
 	batch) echo "≥ 1.0" ;;
-	filter) echo "≥ 1.0" ;;
+	filter | filter50) echo "≥ 1.0" ;;
 	*) echo "—" ;;
 	esac
 }
@@ -259,7 +262,8 @@ goal() {
 		echo "| $l | $n | $a | $r | $h | $s |"
 	done
 	echo
-	echo "Load: $(((PARTITIONS + PAGED_PARTITIONS) * ROWS)) entities through execute_batch, then copied to the plain tables, in ${load_s}s. Whole command: $(( $(date +%s) - began ))s after the build."
+	echo "Load average after the run: $(cut -d' ' -f1-3 /proc/loadavg)."
+	echo "Load: $(((PARTITIONS + PAGED_PARTITIONS) * ROWS)) entities through execute_batch, then copied to the plain tables, in ${load_s}s. Whole command, build included: $(( $(date +%s) - began ))s."
 } >>"$OUT/results.md"
 cat "$OUT/results.md"
 
