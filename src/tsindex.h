@@ -47,7 +47,7 @@
 #define TSK_LEN(w)				((w) & 0x7FFF)
 
 /* Bytes of entries a leaf run holds before a new run is started. */
-#define TSK_RUN_TARGET			512
+#define TSK_RUN_TARGET			128
 
 /* Page special space. */
 typedef struct TskPageOpaqueData
@@ -129,6 +129,8 @@ typedef struct TskOptions
 #define TSK_RUN_HDR				4
 #define TSK_RUN_ENTRY_HDR		8
 #define TSK_MAX_ENTRIES_PER_PAGE (BLCKSZ / TSK_RUN_ENTRY_HDR)
+/* the most entries of one run: its target, plus the one that overflows it */
+#define TSK_MAX_ENTRIES_PER_RUN	(TSK_RUN_TARGET / TSK_RUN_ENTRY_HDR + 2)
 
 /* tsindex.c */
 extern int	tsk_fillfactor(Relation index);
@@ -148,6 +150,8 @@ extern void tsk_pivot_form(char *dst, BlockNumber child, const TskEntry *key);
 extern void tsk_pivot_read(Page page, OffsetNumber off, TskPivot *pivot);
 extern bool tsk_page_add_pivot(Page page, OffsetNumber off, BlockNumber child, const TskEntry *key);
 extern int	tsk_leaf_entries(Page page, TskEntry *entries);
+extern int	tsk_run_entries(Page page, OffsetNumber off, TskEntry *entries);
+extern OffsetNumber tsk_leaf_find_run(Page page, const TskSearchKey *sk);
 extern bool tsk_leaf_encode(Page page, const TskEntry *hikey, const TskEntry *entries, int n);
 extern Size tsk_leaf_size(const TskEntry *entries, int n);
 extern bool tsk_leaf_add(Page page, const TskEntry *e);

@@ -77,67 +77,69 @@ check_unique(Relation index, Relation heap, const TskEntry *e, LeafChain *chain,
 			 IndexUniqueCheck checkUnique, bool *is_unique,
 			 TransactionId *xwait, uint32 *speculativeToken)
 {
-	TskEntry   *entries = palloc(TSK_MAX_ENTRIES_PER_PAGE * sizeof(TskEntry));
+	TskEntry	entries[TSK_MAX_ENTRIES_PER_RUN];
+	TskSearchKey sk;
 	SnapshotData SnapshotDirty;
-	UniqueResult result = UNIQUE_OK;
 
 	InitDirtySnapshot(SnapshotDirty);
+	sk.nkeys = 2;
+	sk.side = -1;
+	sk.key = *e;
 	for (;;)
 	{
 		Buffer		buf = chain->bufs[chain->n - 1];
 		Page		page = BufferGetPage(buf);
 		TskPageOpaque op = TskPageGetOpaque(page);
-		int			n = tsk_leaf_entries(page, entries);
-		int			i;
+		OffsetNumber off = tsk_leaf_find_run(page, &sk);
 		TskPivot	hikey;
 
-		for (i = 0; i < n; i++)
+		for (; off != InvalidOffsetNumber && off <= PageGetMaxOffsetNumber(page); off++)
 		{
-			int			c = tsk_key_cmp(entries[i].pk, e->pk);
-			bool		all_dead;
+			int			n = tsk_run_entries(page, off, entries);
 
-			if (c == 0)
-				c = tsk_key_cmp(entries[i].rk, e->rk);
-			if (c < 0)
-				continue;
-			if (c > 0)
-				goto done;
-			if (!table_index_fetch_tuple_check(heap, &entries[i].tid, &SnapshotDirty, &all_dead))
-				continue;
-			if (checkUnique == UNIQUE_CHECK_PARTIAL)
+			for (int i = 0; i < n; i++)
 			{
-				*is_unique = false;
-				goto done;
-			}
-			*xwait = TransactionIdIsValid(SnapshotDirty.xmin) ? SnapshotDirty.xmin : SnapshotDirty.xmax;
-			if (TransactionIdIsValid(*xwait))
-			{
-				*speculativeToken = SnapshotDirty.speculativeToken;
-				result = UNIQUE_WAIT;
-				goto done;
-			}
+				int			c = tsk_search_cmp(&sk, &entries[i]);
+				bool		all_dead;
 
-			/*
-			 * A live committed duplicate; it is an error only if our own tuple
-			 * is live (CREATE INDEX CONCURRENTLY inserts dead ones too).
-			 */
-			if (table_index_fetch_tuple_check(heap, (ItemPointer) &e->tid, SnapshotSelf, NULL))
-				result = UNIQUE_CONFLICT;
-			goto done;
+				if (c > 0)
+					continue;
+				if (!tsk_key_eq(entries[i].pk, e->pk) || !tsk_key_eq(entries[i].rk, e->rk))
+					return UNIQUE_OK;
+				if (!table_index_fetch_tuple_check(heap, &entries[i].tid, &SnapshotDirty, &all_dead))
+					continue;
+				if (checkUnique == UNIQUE_CHECK_PARTIAL)
+				{
+					*is_unique = false;
+					return UNIQUE_OK;
+				}
+				*xwait = TransactionIdIsValid(SnapshotDirty.xmin) ? SnapshotDirty.xmin : SnapshotDirty.xmax;
+				if (TransactionIdIsValid(*xwait))
+				{
+					*speculativeToken = SnapshotDirty.speculativeToken;
+					return UNIQUE_WAIT;
+				}
+
+				/*
+				 * A live committed duplicate; it is an error only if our own
+				 * tuple is live (CREATE INDEX CONCURRENTLY inserts dead ones
+				 * too).
+				 */
+				if (table_index_fetch_tuple_check(heap, (ItemPointer) &e->tid, SnapshotSelf, NULL))
+					return UNIQUE_CONFLICT;
+				return UNIQUE_OK;
+			}
 		}
 		if (TskPageIsRightmost(op))
-			break;
+			return UNIQUE_OK;
 		tsk_pivot_read(page, TSK_HIKEY, &hikey);
 		if (!tsk_key_eq(hikey.key.pk, e->pk) || !tsk_key_eq(hikey.key.rk, e->rk))
-			break;
+			return UNIQUE_OK;
 		buf = ReadBuffer(index, op->next);
 		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 		tsk_check_page(index, buf);
 		chain_push(chain, buf);
 	}
-done:
-	pfree(entries);
-	return result;
 }
 
 /*

@@ -349,6 +349,8 @@ tsk_page_add_pivot(Page page, OffsetNumber off, BlockNumber child, const TskEntr
 	return ok;
 }
 
+static void run_first(Page page, OffsetNumber off, TskEntry *e);
+
 /*
  * Leaf runs: {pk word, n, pk, n x {tid, rk word, rk}}.  run_parse decodes
  * the run at p into entries (pointing into p), returning their number.
@@ -442,6 +444,42 @@ tsk_leaf_entries(Page page, TskEntry *entries)
 	return n;
 }
 
+/* tsk_run_entries: the entries of the run at off, pointing into the page. */
+int
+tsk_run_entries(Page page, OffsetNumber off, TskEntry *entries)
+{
+	return run_parse(PageGetItem(page, PageGetItemId(page, off)), entries);
+}
+
+/*
+ * tsk_leaf_find_run: the run where entries not below the search key may
+ * begin: the last run whose first entry is below it (the first run if
+ * none is).  Returns InvalidOffsetNumber on a page without runs.
+ */
+OffsetNumber
+tsk_leaf_find_run(Page page, const TskSearchKey *sk)
+{
+	OffsetNumber first = TskFirstData(TskPageGetOpaque(page));
+	OffsetNumber lo = first,
+				hi = PageGetMaxOffsetNumber(page) + 1;
+
+	if (lo >= hi)
+		return InvalidOffsetNumber;
+	/* lo = the first run whose first entry is not below the key */
+	while (lo < hi)
+	{
+		OffsetNumber mid = lo + (hi - lo) / 2;
+		TskEntry	f;
+
+		run_first(page, mid, &f);
+		if (tsk_search_cmp(sk, &f) > 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo > first ? lo - 1 : first;
+}
+
 /*
  * tsk_leaf_size: the bytes entries[0..n) take on a leaf page as runs, line
  * pointers included.
@@ -471,9 +509,15 @@ bool
 tsk_leaf_encode(Page page, const TskEntry *hikey, const TskEntry *entries, int n)
 {
 	TskPageOpaqueData op = *TskPageGetOpaque(page);
+	XLogRecPtr	lsn = PageGetLSN(page);
 	int			i = 0;
 
+	/*
+	 * Keep the LSN: generic WAL decides from the buffer's LSN whether the
+	 * page needs a full image after a checkpoint.
+	 */
 	tsk_init_page(page, op.level, op.prev, op.next);
+	PageSetLSN(page, lsn);
 	*TskPageGetOpaque(page) = op;
 	if (hikey && !tsk_page_add_pivot(page, TSK_HIKEY, InvalidBlockNumber, hikey))
 		return false;
@@ -609,7 +653,7 @@ tsk_leaf_add(Page page, const TskEntry *e)
 	}
 	else
 	{
-		TskEntry	entries[TSK_RUN_TARGET / TSK_RUN_ENTRY_HDR + 2];
+		TskEntry	entries[TSK_MAX_ENTRIES_PER_RUN];
 		int			n = run_parse(PageGetItem(page, PageGetItemId(page, target)), entries);
 		int			pos = n;
 		Size		sz1,

@@ -52,7 +52,6 @@ typedef struct TskScanOpaqueData
 	int			nitems;
 	int			item;
 	ItemPointerData items[TSK_MAX_ENTRIES_PER_PAGE];
-	TskEntry   *entries;		/* scratch for decoding a page */
 } TskScanOpaqueData;
 
 typedef TskScanOpaqueData *TskScanOpaque;
@@ -65,7 +64,6 @@ tskbeginscan(Relation index, int nkeys, int norderbys)
 	TskScanOpaque so = palloc0(sizeof(TskScanOpaqueData));
 
 	so->buf = InvalidBuffer;
-	so->entries = palloc(TSK_MAX_ENTRIES_PER_PAGE * sizeof(TskEntry));
 	scan->opaque = so;
 	return scan;
 }
@@ -211,10 +209,31 @@ start_key(TskScanOpaque so, ScanDirection dir, TskSearchKey *sk)
 }
 
 /*
+ * take_entry: note one entry of the page being read, in scan order;
+ * returns false once an entry past the end of the range is met.
+ */
+static bool
+take_entry(TskScanOpaque so, bool fwd, const TskEntry *e)
+{
+	const ColumnRange *pk = &so->range[0];
+	const ColumnRange *rk = &so->range[1];
+
+	if (fwd ? above_hi(pk, e->pk) : below_lo(pk, e->pk))
+		return false;
+	if (so->pk_fixed && (fwd ? above_hi(rk, e->rk) : below_lo(rk, e->rk)))
+		return false;
+	if (!below_lo(pk, e->pk) && !above_hi(pk, e->pk) &&
+		!below_lo(rk, e->rk) && !above_hi(rk, e->rk))
+		so->items[so->nitems++] = e->tid;
+	return true;
+}
+
+/*
  * read_page: copy the TIDs of the matching entries of the share-locked leaf
- * in the scan's direction, starting from the search key on the first page;
- * note its links; release the lock, keeping the pin.  Sets so->done when an
- * entry past the range's end was seen, or there is no page further.
+ * in the scan's direction (on the first page, from the start key on; runs
+ * before it are not decoded), note its links, and release the lock, keeping
+ * the pin.  Sets so->done when an entry past the range's end was seen, or
+ * there is no page further.
  */
 static void
 read_page(IndexScanDesc scan, Buffer buf, const TskSearchKey *start)
@@ -223,52 +242,36 @@ read_page(IndexScanDesc scan, Buffer buf, const TskSearchKey *start)
 	Page		page = BufferGetPage(buf);
 	TskPageOpaque op = TskPageGetOpaque(page);
 	bool		fwd = ScanDirectionIsForward(so->dir);
-	const ColumnRange *pk = &so->range[0];
-	const ColumnRange *rk = &so->range[1];
-	int			n = tsk_leaf_entries(page, so->entries);
-	int			i;
-	int			step = fwd ? 1 : -1;
+	OffsetNumber first = TskFirstData(op);
+	OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
+	OffsetNumber off;
+	TskEntry	entries[TSK_MAX_ENTRIES_PER_RUN];
 
 	so->curblk = BufferGetBlockNumber(buf);
 	so->next = op->next;
 	so->prev = op->prev;
 	so->nitems = so->item = 0;
-	i = fwd ? 0 : n - 1;
-	if (start)
+	if (start && maxoff >= first)
+		off = tsk_leaf_find_run(page, start);
+	else
+		off = fwd ? first : maxoff;
+	for (; off >= first && off <= maxoff && !so->done; off += fwd ? 1 : -1)
 	{
-		/* the first entry not before the start key, or the last before it */
-		int			lo = 0,
-					hi = n;
+		int			n = tsk_run_entries(page, off, entries);
 
-		while (lo < hi)
+		for (int k = 0; k < n; k++)
 		{
-			int			mid = lo + (hi - lo) / 2;
+			const TskEntry *e = &entries[fwd ? k : n - 1 - k];
 
-			if (tsk_search_cmp(start, &so->entries[mid]) > 0)
-				lo = mid + 1;
-			else
-				hi = mid;
+			/* forward from the first entry not before start, backward from the last before it */
+			if (start && (fwd ? tsk_search_cmp(start, e) > 0 : tsk_search_cmp(start, e) <= 0))
+				continue;
+			if (!take_entry(so, fwd, e))
+			{
+				so->done = true;
+				break;
+			}
 		}
-		i = fwd ? lo : lo - 1;
-	}
-	for (; i >= 0 && i < n; i += step)
-	{
-		const TskEntry *e = &so->entries[i];
-
-		if (fwd ? above_hi(pk, e->pk) : below_lo(pk, e->pk))
-		{
-			so->done = true;
-			break;
-		}
-		if (so->pk_fixed && (fwd ? above_hi(rk, e->rk) : below_lo(rk, e->rk)))
-		{
-			so->done = true;
-			break;
-		}
-		if (below_lo(pk, e->pk) || above_hi(pk, e->pk) ||
-			below_lo(rk, e->rk) || above_hi(rk, e->rk))
-			continue;
-		so->items[so->nitems++] = e->tid;
 	}
 	if ((fwd ? so->next : so->prev) == InvalidBlockNumber)
 		so->done = true;
@@ -388,6 +391,5 @@ tskendscan(IndexScanDesc scan)
 	TskScanOpaque so = (TskScanOpaque) scan->opaque;
 
 	release_page(so);
-	pfree(so->entries);
 	pfree(so);
 }
