@@ -142,6 +142,7 @@ extern bool tsk_key_eq(TskKey a, TskKey b);
 extern int	tsk_entry_cmp(const TskEntry *a, const TskEntry *b);
 extern int	tsk_search_cmp(const TskSearchKey *sk, const TskEntry *e);
 extern char *tsk_key_text(TskKey k);
+extern TskEntry tsk_copy_entry(const TskEntry *e);
 extern void tsk_init_page(Page page, uint16 level, BlockNumber prev, BlockNumber next);
 extern void tsk_init_metapage(Page page);
 extern void tsk_check_page(Relation index, Buffer buf);

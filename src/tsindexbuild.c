@@ -61,27 +61,6 @@ typedef struct BuildState
 	MemoryContext leafcxt;
 } BuildState;
 
-/* copy_key: a copy of a stored key in the current memory context. */
-static TskKey
-copy_key(TskKey k)
-{
-	TskKey		c;
-
-	c.word = k.word;
-	c.data = pnstrdup(k.data, TSK_LEN(k.word));
-	return c;
-}
-
-static TskEntry
-copy_entry(const TskEntry *e)
-{
-	TskEntry	c = *e;
-
-	c.pk = copy_key(e->pk);
-	c.rk = copy_key(e->rk);
-	return c;
-}
-
 /* pivot_space: the bytes a pivot for the key takes on a page. */
 static Size
 pivot_space(const TskEntry *key)
@@ -135,7 +114,7 @@ finish_page(BuildState *bs, int level, const TskEntry *next)
 
 	tsk_init_page(lv->page, level, lv->blkno, InvalidBlockNumber);
 	lv->blkno = nextblk;
-	lv->lowkey = copy_entry(next);
+	lv->lowkey = tsk_copy_entry(next);
 	lv->npages++;
 }
 
@@ -150,7 +129,7 @@ start_level(BuildState *bs, int level, const TskEntry *lowkey)
 	lv->page = palloc(BLCKSZ);
 	tsk_init_page(lv->page, level, InvalidBlockNumber, InvalidBlockNumber);
 	lv->blkno = InvalidBlockNumber;
-	lv->lowkey = copy_entry(lowkey);
+	lv->lowkey = tsk_copy_entry(lowkey);
 	lv->npages = 1;
 	bs->nlevels = level + 1;
 }
@@ -219,8 +198,8 @@ flush_leaf(BuildState *bs, const TskEntry *next)
 	newcxt = AllocSetContextCreate(GetMemoryChunkContext(bs), "tskey build leaf", ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(newcxt);
 	for (i = 0; i < carried; i++)
-		bs->entries[i] = copy_entry(&bs->entries[keep + i]);
-	lv->lowkey = copy_entry(carried > 0 ? &bs->entries[0] : next);
+		bs->entries[i] = tsk_copy_entry(&bs->entries[keep + i]);
+	lv->lowkey = tsk_copy_entry(carried > 0 ? &bs->entries[0] : next);
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(bs->leafcxt);
 	bs->leafcxt = newcxt;
@@ -270,7 +249,7 @@ add_entry(BuildState *bs, const TskEntry *e)
 		bs->runbody = esz;
 	bs->used += delta;
 	old = MemoryContextSwitchTo(bs->leafcxt);
-	bs->entries[bs->n++] = copy_entry(e);
+	bs->entries[bs->n++] = tsk_copy_entry(e);
 	MemoryContextSwitchTo(old);
 }
 

@@ -217,6 +217,30 @@ tsk_search_cmp(const TskSearchKey *sk, const TskEntry *e)
 	return sk->side;
 }
 
+/* copy_key: a palloc'd copy of a stored key (bytes, which may contain NULs). */
+static TskKey
+copy_key(TskKey k)
+{
+	TskKey		c;
+	char	   *data = palloc(Max(TSK_LEN(k.word), 1));
+
+	memcpy(data, k.data, TSK_LEN(k.word));
+	c.data = data;
+	c.word = k.word;
+	return c;
+}
+
+/* tsk_copy_entry: an entry whose keys are palloc'd copies. */
+TskEntry
+tsk_copy_entry(const TskEntry *e)
+{
+	TskEntry	c = *e;
+
+	c.pk = copy_key(e->pk);
+	c.rk = copy_key(e->rk);
+	return c;
+}
+
 /* tsk_key_text: a stored key as a palloc'd UTF-8 string, for messages. */
 char *
 tsk_key_text(TskKey k)

@@ -23,6 +23,7 @@
 #include "catalog/index.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
@@ -58,16 +59,6 @@ typedef struct VerifyState
 	int			last_visible;	/* visible tuples with lastkey's (pk, rk) */
 	TskEntry   *entries;
 } VerifyState;
-
-static TskEntry
-copy_entry(const TskEntry *e)
-{
-	TskEntry	c = *e;
-
-	c.pk.data = pnstrdup(e->pk.data, TSK_LEN(e->pk.word));
-	c.rk.data = pnstrdup(e->rk.data, TSK_LEN(e->rk.word));
-	return c;
-}
 
 /*
  * check_entry_heap: the entry's heap tuple, if visible, has its keys; note
@@ -139,7 +130,15 @@ verify_page(VerifyState *vs, Buffer buf, uint16 level, BlockNumber prevblk,
 			corrupt(index, blkno, "reached by a right link where the parent has block %u", exp->blkno);
 		if (exp->has_hikey == TskPageIsRightmost(op) ||
 			(exp->has_hikey && tsk_entry_cmp(&exp->hikey, &hikey.key) != 0))
-			corrupt(index, blkno, "high key differs from the parent's next pivot");
+			corrupt(index, blkno, "high key (\"%s\", \"%s\", (%u,%u)) differs from the parent's next pivot (\"%s\", \"%s\", (%u,%u))",
+					TskPageIsRightmost(op) ? "" : tsk_key_text(hikey.key.pk),
+					TskPageIsRightmost(op) ? "" : tsk_key_text(hikey.key.rk),
+					TskPageIsRightmost(op) ? 0 : ItemPointerGetBlockNumberNoCheck(&hikey.key.tid),
+					TskPageIsRightmost(op) ? 0 : ItemPointerGetOffsetNumberNoCheck(&hikey.key.tid),
+					exp->has_hikey ? tsk_key_text(exp->hikey.pk) : "",
+					exp->has_hikey ? tsk_key_text(exp->hikey.rk) : "",
+					exp->has_hikey ? ItemPointerGetBlockNumberNoCheck(&exp->hikey.tid) : 0,
+					exp->has_hikey ? ItemPointerGetOffsetNumberNoCheck(&exp->hikey.tid) : 0);
 	}
 
 	if (level == 0)
@@ -163,7 +162,7 @@ verify_page(VerifyState *vs, Buffer buf, uint16 level, BlockNumber prevblk,
 			vs->have_last = true;
 		}
 		if (vs->have_last)
-			vs->lastkey = copy_entry(&vs->lastkey);
+			vs->lastkey = tsk_copy_entry(&vs->lastkey);
 		return;
 	}
 
@@ -190,13 +189,13 @@ verify_page(VerifyState *vs, Buffer buf, uint16 level, BlockNumber prevblk,
 		if (off < PageGetMaxOffsetNumber(page))
 		{
 			x->has_hikey = true;
-			x->hikey = copy_entry(&nextpivot.key);
+			x->hikey = tsk_copy_entry(&nextpivot.key);
 		}
 		else
 		{
 			x->has_hikey = !TskPageIsRightmost(op);
 			if (x->has_hikey)
-				x->hikey = copy_entry(&hikey.key);
+				x->hikey = tsk_copy_entry(&hikey.key);
 		}
 	}
 	if (PageGetMaxOffsetNumber(page) < TskFirstData(op))
@@ -221,9 +220,9 @@ Datum
 verify_index(PG_FUNCTION_ARGS)
 {
 	Oid			indexoid = PG_GETARG_OID(0);
-	Oid			heapoid = IndexGetRelation(indexoid, false);
-	Relation	heap = table_open(heapoid, AccessShareLock);
-	Relation	index = index_open(indexoid, AccessShareLock);
+	Oid			heapoid;
+	Relation	heap;
+	Relation	index;
 	VerifyState vs;
 	Buffer		buf;
 	TskMetaData *meta;
@@ -233,6 +232,13 @@ verify_index(PG_FUNCTION_ARGS)
 	TableScanDesc hscan;
 	int64		nheap = 0;
 
+	if (get_rel_relkind(indexoid) != RELKIND_INDEX)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not an index", get_rel_name(indexoid))));
+	heapoid = IndexGetRelation(indexoid, false);
+	heap = table_open(heapoid, AccessShareLock);
+	index = index_open(indexoid, AccessShareLock);
 	if (index->rd_indam->aminsert != tskinsert)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
@@ -296,7 +302,7 @@ verify_index(PG_FUNCTION_ARGS)
 				TskPivot	hikey;
 
 				tsk_pivot_read(BufferGetPage(buf), TSK_HIKEY, &hikey);
-				lowkey = copy_entry(&hikey.key);
+				lowkey = tsk_copy_entry(&hikey.key);
 				has_lowkey = true;
 			}
 			prevblk = blkno;
