@@ -219,6 +219,59 @@ insert_one(RelPlans *plans, text *pk, text *rk, TimestampTz ts, Jsonb *props)
 }
 
 /*
+ * ts_run_in_subtransaction: run fn(arg) in an internal subtransaction.
+ * Returns NULL if it succeeded; otherwise the subtransaction is rolled back
+ * and the error fn raised is returned, flushed, for the caller to look at
+ * or raise again.
+ */
+ErrorData *
+ts_run_in_subtransaction(void (*fn) (void *arg), void *arg)
+{
+	MemoryContext oldcontext = CurrentMemoryContext;
+	ResourceOwner oldowner = CurrentResourceOwner;
+	ErrorData  *volatile edata = NULL;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(oldcontext);
+	PG_TRY();
+	{
+		fn(arg);
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(oldcontext);
+		CurrentResourceOwner = oldowner;
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(oldcontext);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(oldcontext);
+		CurrentResourceOwner = oldowner;
+	}
+	PG_END_TRY();
+	return edata;
+}
+
+/* The arguments of an insert run by try_insert. */
+typedef struct InsertArgs
+{
+	RelPlans   *plans;
+	text	   *pk;
+	text	   *rk;
+	TimestampTz ts;
+	Jsonb	   *props;
+} InsertArgs;
+
+static void
+insert_args(void *arg)
+{
+	InsertArgs *a = (InsertArgs *) arg;
+
+	write_entity(a->plans->insert, a->pk, a->rk, a->ts, a->props);
+}
+
+/*
  * Insert an entity unless its key exists: the insert in an internal
  * subtransaction, rolled back on a unique violation (the key index raises
  * it after waiting for a concurrent inserter that then commits).  Returns
@@ -227,36 +280,15 @@ insert_one(RelPlans *plans, text *pk, text *rk, TimestampTz ts, Jsonb *props)
 static bool
 try_insert(RelPlans *plans, text *pk, text *rk, TimestampTz ts, Jsonb *props)
 {
-	MemoryContext oldcontext = CurrentMemoryContext;
-	ResourceOwner oldowner = CurrentResourceOwner;
-	volatile bool inserted = true;
+	InsertArgs	args = {plans, pk, rk, ts, props};
+	ErrorData  *edata = ts_run_in_subtransaction(insert_args, &args);
 
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(oldcontext);
-	PG_TRY();
-	{
-		write_entity(plans->insert, pk, rk, ts, props);
-		ReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(oldcontext);
-		CurrentResourceOwner = oldowner;
-	}
-	PG_CATCH();
-	{
-		ErrorData  *edata;
-
-		MemoryContextSwitchTo(oldcontext);
-		edata = CopyErrorData();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(oldcontext);
-		CurrentResourceOwner = oldowner;
-		if (edata->sqlerrcode != ERRCODE_UNIQUE_VIOLATION)
-			ReThrowError(edata);
-		FreeErrorData(edata);
-		inserted = false;
-	}
-	PG_END_TRY();
-	return inserted;
+	if (edata == NULL)
+		return true;
+	if (edata->sqlerrcode != ERRCODE_UNIQUE_VIOLATION)
+		ReThrowError(edata);
+	FreeErrorData(edata);
+	return false;
 }
 
 /*

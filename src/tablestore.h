@@ -187,6 +187,7 @@ extern RelPlans *ts_get_plans(const char *relname);
 extern bool ts_parse_if_match(const char *s, int64 *ticks);
 extern void ts_apply_op(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional,
 						int64 ticks, TsOpResult *result);
+extern ErrorData *ts_run_in_subtransaction(void (*fn) (void *arg), void *arg);
 
 /* filterbind.c: the $filter language bound to PostgreSQL */
 

@@ -130,6 +130,8 @@ INSERT INTO tk SELECT pk, rk || '+', -id FROM tk WHERE id % 3 = 1 AND length(rk)
 SELECT verify_index('tk_key');
 REINDEX INDEX tk_key;
 SELECT verify_index('tk_key');
+REINDEX INDEX CONCURRENTLY tk_key;
+SELECT verify_index('tk_key');
 SET enable_seqscan = off;
 SELECT count(*) = (SELECT count(*) FROM tk WHERE id > -1000000000 AND pk IS NOT NULL) AS all_reachable FROM tk WHERE pk >= '';
 RESET enable_seqscan;
