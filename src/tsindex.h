@@ -47,7 +47,7 @@
 #define TSK_LEN(w)				((w) & 0x7FFF)
 
 /* Bytes of entries a leaf run holds before a new run is started. */
-#define TSK_RUN_TARGET			128
+#define TSK_RUN_TARGET			256
 
 /* Page special space. */
 typedef struct TskPageOpaqueData
