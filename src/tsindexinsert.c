@@ -42,6 +42,7 @@ typedef struct LeafChain
 	int			size;
 } LeafChain;
 
+/* chain_push: add a locked leaf to the right end of the chain. */
 static void
 chain_push(LeafChain *chain, Buffer buf)
 {
@@ -53,6 +54,7 @@ chain_push(LeafChain *chain, Buffer buf)
 	chain->bufs[chain->n++] = buf;
 }
 
+/* chain_release: unlock and unpin every leaf of the chain. */
 static void
 chain_release(LeafChain *chain)
 {

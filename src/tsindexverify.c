@@ -202,6 +202,7 @@ verify_page(VerifyState *vs, Buffer buf, uint16 level, BlockNumber prevblk,
 		corrupt(index, blkno, "internal page without pivots");
 }
 
+/* tid_cmp: qsort comparator of heap TIDs. */
 static int
 tid_cmp(const void *a, const void *b)
 {
