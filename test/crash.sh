@@ -5,7 +5,9 @@
 # often), stops the server with "pg_ctl stop -m immediate" in the middle of
 # the writes, restarts it, and checks that every write a client saw succeed
 # is there, that the catalog and relations agree, and that the entity
-# relation's tskey index passes verify_index.
+# relation's tskey index passes verify_index.  wal_consistency_checking makes
+# the replay compare every generic WAL record's result with a full image of
+# the page as the primary wrote it.
 set -u
 export LC_ALL=C
 cd "$(dirname "$0")/.."
@@ -13,7 +15,7 @@ cd "$(dirname "$0")/.."
 
 DIR=$(mktemp -d /tmp/tscrash.XXXXXX)
 trap 'ts_stop_server "$DIR"; rm -rf "$DIR"' EXIT
-ts_start_server "$DIR" -c fsync=on || exit 1
+ts_start_server "$DIR" -c fsync=on -c wal_consistency_checking=generic || exit 1
 export PGOPTIONS="-c client_min_messages=warning"
 q() { psql -X -q -At -v ON_ERROR_STOP=1 -d postgres "$@"; }
 
