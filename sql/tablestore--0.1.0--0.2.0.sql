@@ -38,3 +38,45 @@ CREATE FUNCTION tablestore.explain_query(table_name text, filter text) RETURNS j
 	AS 'MODULE_PATHNAME', 'explain_query' LANGUAGE C STABLE;
 COMMENT ON FUNCTION tablestore.explain_query(text, text) IS 'how a $filter on a table is executed: access kind, key bounds, residual';
 
+
+-- Index access method
+-- tskey: the index of every entity relation, a B-link tree on (pk, rk) in
+-- the key type's order (doc/index-am.md).  Its operator class has the key
+-- type's btree operators at the btree strategy numbers, so the planner
+-- takes the index's order for ORDER BY pk, rk.
+CREATE FUNCTION tablestore.tskey_handler(internal) RETURNS index_am_handler
+	AS 'MODULE_PATHNAME', 'tskey_handler' LANGUAGE C;
+CREATE ACCESS METHOD tskey TYPE INDEX HANDLER tablestore.tskey_handler;
+COMMENT ON ACCESS METHOD tskey IS 'tablestore: unique ordered index on (PartitionKey, RowKey)';
+CREATE OPERATOR CLASS tablestore.key_tskey_ops DEFAULT FOR TYPE tablestore.key USING tskey AS
+	OPERATOR 1 tablestore.< , OPERATOR 2 tablestore.<= , OPERATOR 3 tablestore.= ,
+	OPERATOR 4 tablestore.>= , OPERATOR 5 tablestore.> ,
+	FUNCTION 1 tablestore.key_cmp(tablestore.key, tablestore.key);
+
+CREATE FUNCTION tablestore.verify_index(index regclass) RETURNS void
+	AS 'MODULE_PATHNAME', 'verify_index' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION tablestore.verify_index(regclass) IS 'check a tskey index: page invariants, key order, links, uniqueness, one entry per live tuple';
+
+-- Every entity relation is now indexed by tskey alone: build its unique
+-- tskey index, then drop the btree primary key (entity inserts no longer
+-- use ON CONFLICT, which PostgreSQL 15 allows only with btree indexes).
+DO $$
+DECLARE
+	r record;
+BEGIN
+	FOR r IN
+		SELECT c.oid::pg_catalog.regclass AS rel, con.conname
+		FROM tablestore.tables t
+		JOIN pg_catalog.pg_class c ON c.relname OPERATOR(pg_catalog.=) t.relation_name
+		JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
+			AND n.nspname OPERATOR(pg_catalog.=) 'tablestore_data'
+		LEFT JOIN pg_catalog.pg_constraint con ON con.conrelid OPERATOR(pg_catalog.=) c.oid
+			AND con.contype OPERATOR(pg_catalog.=) 'p'
+	LOOP
+		EXECUTE pg_catalog.format('CREATE UNIQUE INDEX ON %s USING tskey (pk, rk)', r.rel);
+		IF r.conname IS NOT NULL THEN
+			EXECUTE pg_catalog.format('ALTER TABLE %s DROP CONSTRAINT %I', r.rel, r.conname);
+		END IF;
+	END LOOP;
+END
+$$;

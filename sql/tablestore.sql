@@ -84,6 +84,24 @@ CREATE OPERATOR CLASS tablestore.key_hash_ops DEFAULT FOR TYPE tablestore.key US
 	OPERATOR 1 tablestore.= ,
 	FUNCTION 1 tablestore.key_hash(tablestore.key);
 
+-- Index access method
+-- tskey: the index of every entity relation, a B-link tree on (pk, rk) in
+-- the key type's order (doc/index-am.md).  Its operator class has the key
+-- type's btree operators at the btree strategy numbers, so the planner
+-- takes the index's order for ORDER BY pk, rk.
+CREATE FUNCTION tablestore.tskey_handler(internal) RETURNS index_am_handler
+	AS 'MODULE_PATHNAME', 'tskey_handler' LANGUAGE C;
+CREATE ACCESS METHOD tskey TYPE INDEX HANDLER tablestore.tskey_handler;
+COMMENT ON ACCESS METHOD tskey IS 'tablestore: unique ordered index on (PartitionKey, RowKey)';
+CREATE OPERATOR CLASS tablestore.key_tskey_ops DEFAULT FOR TYPE tablestore.key USING tskey AS
+	OPERATOR 1 tablestore.< , OPERATOR 2 tablestore.<= , OPERATOR 3 tablestore.= ,
+	OPERATOR 4 tablestore.>= , OPERATOR 5 tablestore.> ,
+	FUNCTION 1 tablestore.key_cmp(tablestore.key, tablestore.key);
+
+CREATE FUNCTION tablestore.verify_index(index regclass) RETURNS void
+	AS 'MODULE_PATHNAME', 'verify_index' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION tablestore.verify_index(regclass) IS 'check a tskey index: page invariants, key order, links, uniqueness, one entry per live tuple';
+
 -- The catalog of tables: the name as created, and its entity relation.
 CREATE TABLE tablestore.tables (
 	relation_name pg_catalog.text PRIMARY KEY,

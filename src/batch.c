@@ -363,6 +363,31 @@ result_row(int index, const BatchOp *op, const TsOpResult *r)
 	return JsonbValueToJsonb(res);
 }
 
+/* A batch being run: its operations, and the one under way. */
+typedef struct BatchRun
+{
+	RelPlans   *plans;
+	BatchOp    *batch;
+	TsOpResult *results;
+	int			nops;
+	int			current;
+} BatchRun;
+
+/* run_operations: apply a batch's operations in order (in a subtransaction). */
+static void
+run_operations(void *arg)
+{
+	BatchRun   *run = (BatchRun *) arg;
+
+	for (run->current = 0; run->current < run->nops; run->current++)
+	{
+		BatchOp    *op = &run->batch[run->current];
+
+		ts_apply_op(run->plans, op->kind, op->entity, op->conditional, op->ticks,
+					&run->results[run->current]);
+	}
+}
+
 /*
  * tablestore.execute_batch(table_name text, operations jsonb) RETURNS SETOF
  * jsonb
@@ -377,13 +402,13 @@ execute_batch(PG_FUNCTION_ARGS)
 	BatchOp    *batch;
 	TsOpResult *results;
 	int			nops;
-	volatile int i = 0;
+	int			i;
 	bool		read_only;
 	char	   *relname;
 	Oid			relid;
 	RelPlans   *plans;
-	MemoryContext oldcontext;
-	ResourceOwner oldowner;
+	BatchRun	run;
+	ErrorData  *edata;
 
 	table = ts_arg_table_name(fcinfo);
 	if (PG_ARGISNULL(1))
@@ -408,32 +433,14 @@ execute_batch(PG_FUNCTION_ARGS)
 	plans = ts_get_plans(relname);
 
 	/* run the operations in a subtransaction of their own */
-	oldcontext = CurrentMemoryContext;
-	oldowner = CurrentResourceOwner;
-	BeginInternalSubTransaction(NULL);
-	MemoryContextSwitchTo(oldcontext);
-	PG_TRY();
-	{
-		for (i = 0; i < nops; i++)
-			ts_apply_op(plans, batch[i].kind, batch[i].entity, batch[i].conditional,
-						batch[i].ticks, &results[i]);
-		ReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(oldcontext);
-		CurrentResourceOwner = oldowner;
-	}
-	PG_CATCH();
-	{
-		ErrorData  *edata;
-
-		MemoryContextSwitchTo(oldcontext);
-		edata = CopyErrorData();
-		FlushErrorState();
-		RollbackAndReleaseCurrentSubTransaction();
-		MemoryContextSwitchTo(oldcontext);
-		CurrentResourceOwner = oldowner;
-		raise_for_operation(edata, i);
-	}
-	PG_END_TRY();
+	run.plans = plans;
+	run.batch = batch;
+	run.results = results;
+	run.nops = nops;
+	run.current = 0;
+	edata = ts_run_in_subtransaction(run_operations, &run);
+	if (edata != NULL)
+		raise_for_operation(edata, run.current);
 
 	for (i = 0; i < nops; i++)
 	{

@@ -80,27 +80,6 @@ ts_validate_key(const char *name, const char *s, int len)
 }
 
 /*
- * ts_check_key_pair_fits: refuse a key pair whose index tuple would exceed
- * what the btree key index holds, with our error rather than the btree's.
- *
- * The computation is the uncompressed (pk, rk) index tuple: header, two
- * 4-byte varlena headers, int alignment between them, MAXALIGN at the end.
- * Inline compression could make some longer pairs fit; we do not count on it.
- */
-void
-ts_check_key_pair_fits(const char *pk, int pklen, const char *rk, int rklen)
-{
-	Size		sz;
-
-	sz = MAXALIGN(INTALIGN(sizeof(IndexTupleData) + VARHDRSZ + pklen) + VARHDRSZ + rklen);
-	if (sz > TS_BTREE_MAX_ITEM)
-		ts_ereport(ERROR, TS_KeyValueTooLarge,
-				   errmsg("PartitionKey and RowKey together take %d bytes, more than the key index holds", pklen + rklen),
-				   errhint("In UTF-8 the two keys may take at most about %d bytes together.",
-						   (int) (TS_BTREE_MAX_ITEM - MAXALIGN(sizeof(IndexTupleData) + 2 * VARHDRSZ))));
-}
-
-/*
  * ts_is_valid_property_name: a C#-identifier-like name: a letter or '_'
  * first, then letters, digits and '_'.  Non-ASCII characters count as
  * letters unless they are controls (U+0080..U+009F), private use
@@ -716,8 +695,6 @@ ts_entity_from_json(Jsonb *entity)
 	members = collect_members(entity, &n);
 	e->partition_key = take_key(members, n, "PartitionKey");
 	e->row_key = take_key(members, n, "RowKey");
-	ts_check_key_pair_fits(VARDATA_ANY(e->partition_key), VARSIZE_ANY_EXHDR(e->partition_key),
-						   VARDATA_ANY(e->row_key), VARSIZE_ANY_EXHDR(e->row_key));
 	drop_timestamp(members, n);
 
 	e->props = canonical_properties(members, n, &e->nprops, &e->size);

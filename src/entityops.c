@@ -16,17 +16,20 @@
  * condition in its WHERE clause and the merge done by jsonb operators, so the
  * row lock and PostgreSQL's recheck of the latest row version decide: two
  * writers holding the same ETag cannot both succeed.  When no row matched, a
- * read tells a missing entity from a changed one.  An insert uses ON CONFLICT
- * DO NOTHING, which waits for a concurrent inserter of the same key and then
- * reports the conflict.  The upserts loop: update if the entity exists, else
- * insert; an insert that loses a race goes round again and updates the
- * winner's row.  Timestamps are computed in the UPDATE from the clock and the
+ * read tells a missing entity from a changed one.  An insert just inserts:
+ * the relation's unique tskey index waits for a concurrent inserter of the
+ * same key and raises EntityAlreadyExists if that one commits (ON CONFLICT
+ * is not available, PostgreSQL 15 allows it only with btree indexes).  The
+ * upserts loop: update if the entity exists, else insert in a
+ * subtransaction; an insert that loses a race is rolled back and goes round
+ * again to update the winner's row.  Timestamps are computed in the UPDATE from the clock and the
  * previous Timestamp, so they increase per entity even within a microsecond.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
@@ -34,6 +37,7 @@
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
+#include "utils/resowner.h"
 
 #include "tablestore.h"
 
@@ -42,7 +46,7 @@ struct RelPlans
 {
 	char		relname[NAMEDATALEN];	/* hash key */
 	SPIPlanPtr	get;			/* (pk, rk) -> ts, props */
-	SPIPlanPtr	insert;			/* (pk, rk, ts, props), ON CONFLICT DO NOTHING */
+	SPIPlanPtr	insert;			/* (pk, rk, ts, props) */
 	SPIPlanPtr	replace;		/* (pk, rk, clock, props, etag ts or NULL) -> ts, props */
 	SPIPlanPtr	merge;			/* (pk, rk, clock, props, etag ts or NULL, names) -> ts, props */
 	SPIPlanPtr	delete_any;		/* (pk, rk) */
@@ -110,8 +114,8 @@ ts_get_plans(const char *relname)
 		PG_TRY();
 		{
 			p->get = prepare(psprintf("SELECT ts, props FROM %s WHERE " KEY_MATCH, rel), 2, types);
-			p->insert = prepare(psprintf("INSERT INTO %s (pk, rk, ts, props) VALUES ($1, $2, $3, $4) "
-										 "ON CONFLICT DO NOTHING", rel), 4, types);
+			p->insert = prepare(psprintf("INSERT INTO %s (pk, rk, ts, props) VALUES ($1, $2, $3, $4)",
+										 rel), 4, types);
 			p->replace = prepare(psprintf("UPDATE %s SET ts = " NEXT_TS ", props = $4 WHERE " KEY_MATCH
 										  " AND " ETAG_MATCH " RETURNING ts, props", rel), 5, types);
 			p->merge = prepare(psprintf("UPDATE %s SET ts = " NEXT_TS ", "
@@ -180,6 +184,111 @@ write_entity(SPIPlanPtr plan, text *pk, text *rk, TimestampTz ts, Jsonb *props)
 	if (ret != SPI_OK_INSERT && ret != SPI_OK_UPDATE)
 		elog(ERROR, "could not write entity: %s", SPI_result_code_string(ret));
 	return SPI_processed;
+}
+
+/*
+ * Insert an entity; EntityAlreadyExists if its key exists.  The key index
+ * detects the conflict (after waiting for a concurrent inserter of the key);
+ * its unique violation is reported as the service's error, without the
+ * internal statement as context (and the same for a relation still indexed
+ * by a btree primary key, before ALTER EXTENSION UPDATE converts it).
+ */
+static void
+insert_one(RelPlans *plans, text *pk, text *rk, TimestampTz ts, Jsonb *props)
+{
+	MemoryContext oldcontext = CurrentMemoryContext;
+
+	PG_TRY();
+	{
+		write_entity(plans->insert, pk, rk, ts, props);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(oldcontext);
+		edata = CopyErrorData();
+		if (edata->sqlerrcode != ERRCODE_UNIQUE_VIOLATION)
+			PG_RE_THROW();
+		FlushErrorState();
+		ts_ereport(ERROR, TS_EntityAlreadyExists,
+				   errmsg("entity (\"%s\", \"%s\") already exists",
+						  text_to_cstring(pk), text_to_cstring(rk)));
+	}
+	PG_END_TRY();
+}
+
+/*
+ * ts_run_in_subtransaction: run fn(arg) in an internal subtransaction.
+ * Returns NULL if it succeeded; otherwise the subtransaction is rolled back
+ * and the error fn raised is returned, flushed, for the caller to look at
+ * or raise again.
+ */
+ErrorData *
+ts_run_in_subtransaction(void (*fn) (void *arg), void *arg)
+{
+	MemoryContext oldcontext = CurrentMemoryContext;
+	ResourceOwner oldowner = CurrentResourceOwner;
+	ErrorData  *volatile edata = NULL;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(oldcontext);
+	PG_TRY();
+	{
+		fn(arg);
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(oldcontext);
+		CurrentResourceOwner = oldowner;
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(oldcontext);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(oldcontext);
+		CurrentResourceOwner = oldowner;
+	}
+	PG_END_TRY();
+	return edata;
+}
+
+/* The arguments of an insert run by try_insert. */
+typedef struct InsertArgs
+{
+	RelPlans   *plans;
+	text	   *pk;
+	text	   *rk;
+	TimestampTz ts;
+	Jsonb	   *props;
+} InsertArgs;
+
+static void
+insert_args(void *arg)
+{
+	InsertArgs *a = (InsertArgs *) arg;
+
+	write_entity(a->plans->insert, a->pk, a->rk, a->ts, a->props);
+}
+
+/*
+ * Insert an entity unless its key exists: the insert in an internal
+ * subtransaction, rolled back on a unique violation (the key index raises
+ * it after waiting for a concurrent inserter that then commits).  Returns
+ * whether the entity was inserted.
+ */
+static bool
+try_insert(RelPlans *plans, text *pk, text *rk, TimestampTz ts, Jsonb *props)
+{
+	InsertArgs	args = {plans, pk, rk, ts, props};
+	ErrorData  *edata = ts_run_in_subtransaction(insert_args, &args);
+
+	if (edata == NULL)
+		return true;
+	if (edata->sqlerrcode != ERRCODE_UNIQUE_VIOLATION)
+		ReThrowError(edata);
+	FreeErrorData(edata);
+	return false;
 }
 
 /*
@@ -359,10 +468,7 @@ ts_apply_op(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional, int64
 	{
 		case TS_OP_INSERT:
 			result->ts = GetCurrentTimestamp();
-			if (write_entity(plans->insert, pk, rk, result->ts, e->props) == 0)
-				ts_ereport(ERROR, TS_EntityAlreadyExists,
-						   errmsg("entity (\"%s\", \"%s\") already exists",
-								  text_to_cstring(pk), text_to_cstring(rk)));
+			insert_one(plans, pk, rk, result->ts, e->props);
 			break;
 
 		case TS_OP_UPDATE:
@@ -385,8 +491,8 @@ ts_apply_op(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional, int64
 			/*
 			 * Change the entity if it exists, insert it if not.  If another
 			 * session inserts the key between our update and our insert, the
-			 * insert does nothing (after waiting for that session) and we go
-			 * round again, and then update that session's row.
+			 * insert fails (after waiting for that session) and is rolled
+			 * back, and we go round again and update that session's row.
 			 */
 			for (round = 0; round < UPSERT_MAX_ROUNDS; round++)
 			{
@@ -394,7 +500,7 @@ ts_apply_op(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional, int64
 					break;
 				result->ts = GetCurrentTimestamp();
 				result->props = e->props;
-				if (write_entity(plans->insert, pk, rk, result->ts, e->props) == 1)
+				if (try_insert(plans, pk, rk, result->ts, e->props))
 					break;
 				CHECK_FOR_INTERRUPTS();
 			}

@@ -69,8 +69,6 @@ static const TsErrorInfo ts_errors[TS_NUM_ERROR_CODES] = {
 		"The request body is too large and exceeds the maximum permissible limit."},
 	{"NotImplemented", "0A000", 501, "filter functions such as startswith",
 		"The requested operation is not implemented on the specified resource."},
-	{"KeyValueTooLarge", "TS414", 400, "key pair too long for the key index (more than 2,704 bytes as an index tuple)",
-		"The key value exceeds the maximum allowed size."},
 };
 
 /*

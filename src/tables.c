@@ -21,6 +21,7 @@
 #include "postgres.h"
 
 #include "catalog/namespace.h"
+#include "commands/defrem.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_type.h"
 #include "commands/tablecmds.h"
@@ -183,6 +184,7 @@ create_table(PG_FUNCTION_ARGS)
 	Oid			argtypes[2] = {TEXTOID, TEXTOID};
 	Datum		values[2];
 	int			ret;
+	bool		tskey;
 
 	if (GetDatabaseEncoding() != PG_UTF8)
 		ereport(ERROR,
@@ -208,17 +210,30 @@ create_table(PG_FUNCTION_ARGS)
 		ts_ereport(ERROR, TS_TableAlreadyExists,
 				   errmsg("table \"%.*s\" already exists", len, name));
 
-	/* The entity relation, created with the caller's rights. */
+	/*
+	 * The entity relation, created with the caller's rights, and its only
+	 * index: the unique tskey index on the keys (doc/index-am.md).  Until
+	 * ALTER EXTENSION UPDATE has created the access method (this library
+	 * serving an installation of 0.1.0), a btree primary key instead.
+	 */
+	tskey = OidIsValid(get_index_am_oid("tskey", true));
 	ret = SPI_execute(psprintf("CREATE TABLE " TS_DATA_SCHEMA ".%s ("
 							   "pk " TS_SCHEMA ".key NOT NULL, "
 							   "rk " TS_SCHEMA ".key NOT NULL, "
 							   "ts pg_catalog.timestamptz NOT NULL, "
-							   "props pg_catalog.jsonb NOT NULL, "
-							   "PRIMARY KEY (pk, rk))",
-							   quote_identifier(rel)),
+							   "props pg_catalog.jsonb NOT NULL%s)",
+							   quote_identifier(rel), tskey ? "" : ", PRIMARY KEY (pk, rk)"),
 					  false, 0);
 	if (ret != SPI_OK_UTILITY)
 		elog(ERROR, "could not create entity relation: %s", SPI_result_code_string(ret));
+	if (tskey)
+	{
+		ret = SPI_execute(psprintf("CREATE UNIQUE INDEX ON " TS_DATA_SCHEMA ".%s USING tskey (pk, rk)",
+								   quote_identifier(rel)),
+						  false, 0);
+		if (ret != SPI_OK_UTILITY)
+			elog(ERROR, "could not create entity relation's index: %s", SPI_result_code_string(ret));
+	}
 	SPI_finish();
 	PG_RETURN_VOID();
 }

@@ -57,11 +57,6 @@
 #define TS_MAX_BATCH_OPS		100
 #define TS_MAX_BATCH_BYTES		(4 * 1024 * 1024)
 
-/*
- * Largest (PartitionKey, RowKey) pair the btree key index can hold: an
- * index tuple of at most 2,704 bytes (BTMaxItemSize for 8 KiB pages).
- */
-#define TS_BTREE_MAX_ITEM		2704
 
 /*
  * The service error codes.  Each has exactly one SQLSTATE; the table in
@@ -89,7 +84,6 @@ typedef enum TsErrorCode
 	TS_CommandsInBatchActOnDifferentPartitions,
 	TS_RequestBodyTooLarge,
 	TS_NotImplemented,
-	TS_KeyValueTooLarge,
 	TS_NUM_ERROR_CODES
 } TsErrorCode;
 
@@ -154,7 +148,6 @@ typedef struct TsEntity
 } TsEntity;
 
 extern void ts_validate_key(const char *name, const char *s, int len);
-extern void ts_check_key_pair_fits(const char *pk, int pklen, const char *rk, int rklen);
 extern TsEntity *ts_entity_from_json(Jsonb *entity);
 extern TsEntity *ts_entity_keys_from_json(Jsonb *entity);
 extern int64 ts_entity_key_size(text *pk, text *rk);
@@ -194,6 +187,7 @@ extern RelPlans *ts_get_plans(const char *relname);
 extern bool ts_parse_if_match(const char *s, int64 *ticks);
 extern void ts_apply_op(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional,
 						int64 ticks, TsOpResult *result);
+extern ErrorData *ts_run_in_subtransaction(void (*fn) (void *arg), void *arg);
 
 /* filterbind.c: the $filter language bound to PostgreSQL */
 

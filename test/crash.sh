@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
 # test/crash.sh: acknowledged writes survive a crash.
 # Starts its own server, runs concurrent writers (single-entity inserts and
-# merges, and batches), stops the server with "pg_ctl stop -m immediate" in
-# the middle of the writes, restarts it, and checks that every write a
-# client saw succeed is there, and that the catalog and relations agree.
+# merges, batches, and inserts of long CJK RowKeys that split the key index
+# often), stops the server with "pg_ctl stop -m immediate" in the middle of
+# the writes, restarts it, and checks that every write a client saw succeed
+# is there, that the catalog and relations agree, and that the entity
+# relation's tskey index passes verify_index.  wal_consistency_checking makes
+# the replay compare every generic WAL record's result with a full image of
+# the page as the primary wrote it.
 set -u
+export LC_ALL=C
 cd "$(dirname "$0")/.."
 . tools/lib.sh
 
 DIR=$(mktemp -d /tmp/tscrash.XXXXXX)
 trap 'ts_stop_server "$DIR"; rm -rf "$DIR"' EXIT
-ts_start_server "$DIR" -c fsync=on || exit 1
+ts_start_server "$DIR" -c fsync=on -c wal_consistency_checking=generic || exit 1
 export PGOPTIONS="-c client_min_messages=warning"
 q() { psql -X -q -At -v ON_ERROR_STOP=1 -d postgres "$@"; }
 
@@ -37,7 +42,19 @@ batcher() {
 	done
 }
 
+# long writer N: inserts with RowKeys of 408 characters, 400 of them CJK
+longwriter() {
+	local n=$1 i=0
+	while :; do
+		i=$((i + 1))
+		q -c "SELECT tablestore.insert_entity('Crash', jsonb_build_object('PartitionKey', 'L$n', 'RowKey', lpad('$i', 8, '0') || repeat('字', 400)))" \
+			>/dev/null 2>&1 || break
+		echo "L$n $(printf %08d $i)$(printf '字%.0s' $(seq 400))" >>"$DIR/acked.L$n"
+	done
+}
+
 for n in 1 2 3; do writer $n & done
+for n in 1 2; do longwriter $n & done
 for n in 1 2; do batcher $n & done
 sleep 4
 (cd / && runuser -u postgres -- pg_ctl -D "$DIR/data" -m immediate -w stop >/dev/null)
@@ -55,9 +72,12 @@ partial=$(q -c "SELECT count(*) FROM (SELECT pk, (rk::int / 10) b, count(*) c FR
 	WHERE pk LIKE 'b%' GROUP BY 1, 2) s WHERE c <> 10")
 catalog=$(q -c "SELECT string_agg(t, ',') FROM tablestore.list_tables() t")
 works=$(q -c "SELECT tablestore.insert_entity('Crash', '{\"PartitionKey\": \"after\", \"RowKey\": \"1\"}') ? 'odata.etag'")
+verified=$(q -c "SELECT tablestore.verify_index(indexrelid::regclass) FROM pg_index WHERE indrelid = 'tablestore_data.crash'::regclass" \
+	>/dev/null 2>&1 && echo ok || echo FAILED)
 
-echo "crash: $acked writes acknowledged, $present entities after restart, $missing missing, $partial partial batches"
-if [ "$acked" -lt 10 ] || [ "$missing" -ne 0 ] || [ "$partial" -ne 0 ] || [ "$catalog" != "Crash" ] || [ "$works" != "t" ]; then
+echo "crash: $acked writes acknowledged, $present entities after restart, $missing missing, $partial partial batches, verify_index $verified"
+if [ "$acked" -lt 10 ] || [ "$missing" -ne 0 ] || [ "$partial" -ne 0 ] || [ "$catalog" != "Crash" ] || [ "$works" != "t" ] ||
+	[ "$verified" != "ok" ]; then
 	echo "crash test FAILED"; comm -23 "$DIR/acked" "$DIR/present" | head
 	exit 1
 fi

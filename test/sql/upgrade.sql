@@ -12,6 +12,14 @@ SELECT extversion FROM pg_extension WHERE extname = 'tablestore';
 -- the data and the new functions work on it
 SELECT e->>'RowKey' AS rk, e->>'N' AS n FROM tablestore.query_entities('Upgraded', 'N eq 1') e;
 SELECT tablestore.list_tables('TableName eq ''Upgraded''') AS listed;
+-- the entity relation is converted: indexed by tskey alone, which holds its
+-- entities and enforces its keys
+SELECT c.relname AS index, am.amname, i.indisunique
+FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am am ON am.oid = c.relam
+WHERE i.indrelid = 'tablestore_data.upgraded'::regclass;
+SELECT tablestore.verify_index('tablestore_data.upgraded_pk_rk_idx');
+SELECT tablestore.insert_entity('Upgraded', '{"PartitionKey": "p", "RowKey": "1"}');
+SELECT tablestore.insert_or_merge_entity('Upgraded', '{"PartitionKey": "p", "RowKey": "1", "M": 2}')->>'M' AS m;
 
 -- the objects of the extension and their definitions, after the update ...
 CREATE TEMP VIEW members AS

@@ -1,0 +1,552 @@
+/*-------------------------------------------------------------------------
+ *
+ * tsindexinsert.c
+ *	  tskey index: insertion, the unique check, and page splits.
+ *
+ * An insert descends with share locks and locks its leaf exclusively; the
+ * unique check runs under that lock (every inserter of a key takes the same
+ * first leaf), and the entry is added before the lock is released.  A leaf
+ * that is full is not split there: the inserter lets go of everything, runs
+ * a split pass that locks exclusively from the root down, splitting every
+ * page on the way that could not take one more pivot, and then starts over.
+ * Each split is one generic WAL record of at most four pages, so a crash
+ * never leaves a split half done.  See doc/index-am.md.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/generic_xlog.h"
+#include "access/tableam.h"
+#include "storage/lmgr.h"
+#include "storage/predicate.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "tablestore.h"
+#include "tsindex.h"
+
+/* What the unique check found. */
+typedef enum UniqueResult
+{
+	UNIQUE_OK,					/* no live duplicate: insert */
+	UNIQUE_WAIT,				/* a duplicate's transaction is in progress */
+	UNIQUE_CONFLICT				/* a live committed duplicate */
+} UniqueResult;
+
+/* The exclusively locked leaves an insert holds, left to right. */
+typedef struct LeafChain
+{
+	Buffer	   *bufs;
+	int			n;
+	int			size;
+} LeafChain;
+
+/* chain_push: add a locked leaf to the right end of the chain. */
+static void
+chain_push(LeafChain *chain, Buffer buf)
+{
+	if (chain->n == chain->size)
+	{
+		chain->size *= 2;
+		chain->bufs = repalloc(chain->bufs, chain->size * sizeof(Buffer));
+	}
+	chain->bufs[chain->n++] = buf;
+}
+
+/* chain_release: unlock and unpin every leaf of the chain. */
+static void
+chain_release(LeafChain *chain)
+{
+	int			i;
+
+	for (i = 0; i < chain->n; i++)
+		UnlockReleaseBuffer(chain->bufs[i]);
+	chain->n = 0;
+}
+
+/*
+ * check_unique: look for live entries with e's (pk, rk), starting on the
+ * first leaf where they can be (the chain's only page) and coupling
+ * exclusive locks rightwards while the high key still has that (pk, rk).
+ * Each candidate is fetched from the heap with a dirty snapshot, as nbtree
+ * does: an in-progress inserter or deleter is returned in *xwait for the
+ * caller to wait for once its locks are released.  With UNIQUE_CHECK_PARTIAL
+ * a candidate only clears *is_unique.
+ */
+static UniqueResult
+check_unique(Relation index, Relation heap, const TskEntry *e, LeafChain *chain,
+			 IndexUniqueCheck checkUnique, bool *is_unique,
+			 TransactionId *xwait, uint32 *speculativeToken)
+{
+	TskEntry	entries[TSK_MAX_ENTRIES_PER_RUN];
+	TskSearchKey sk;
+	SnapshotData SnapshotDirty;
+
+	InitDirtySnapshot(SnapshotDirty);
+	sk.nkeys = 2;
+	sk.side = -1;
+	sk.key = *e;
+	for (;;)
+	{
+		Buffer		buf = chain->bufs[chain->n - 1];
+		Page		page = BufferGetPage(buf);
+		TskPageOpaque op = TskPageGetOpaque(page);
+		OffsetNumber off = tsk_leaf_find_run(page, &sk);
+		TskPivot	hikey;
+
+		for (; off != InvalidOffsetNumber && off <= PageGetMaxOffsetNumber(page); off++)
+		{
+			int			n = tsk_run_entries(page, off, entries);
+
+			for (int i = 0; i < n; i++)
+			{
+				int			c = tsk_search_cmp(&sk, &entries[i]);
+				bool		all_dead;
+
+				if (c > 0)
+					continue;
+				if (!tsk_key_eq(entries[i].pk, e->pk) || !tsk_key_eq(entries[i].rk, e->rk))
+					return UNIQUE_OK;
+				if (!table_index_fetch_tuple_check(heap, &entries[i].tid, &SnapshotDirty, &all_dead))
+					continue;
+				if (checkUnique == UNIQUE_CHECK_PARTIAL)
+				{
+					*is_unique = false;
+					return UNIQUE_OK;
+				}
+				*xwait = TransactionIdIsValid(SnapshotDirty.xmin) ? SnapshotDirty.xmin : SnapshotDirty.xmax;
+				if (TransactionIdIsValid(*xwait))
+				{
+					*speculativeToken = SnapshotDirty.speculativeToken;
+					return UNIQUE_WAIT;
+				}
+
+				/*
+				 * A live committed duplicate; it is an error only if our own
+				 * tuple is live (CREATE INDEX CONCURRENTLY inserts dead ones
+				 * too).
+				 */
+				if (table_index_fetch_tuple_check(heap, (ItemPointer) &e->tid, SnapshotSelf, NULL))
+					return UNIQUE_CONFLICT;
+				return UNIQUE_OK;
+			}
+		}
+		if (TskPageIsRightmost(op))
+			return UNIQUE_OK;
+		tsk_pivot_read(page, TSK_HIKEY, &hikey);
+		if (!tsk_key_eq(hikey.key.pk, e->pk) || !tsk_key_eq(hikey.key.rk, e->rk))
+			return UNIQUE_OK;
+		buf = ReadBuffer(index, op->next);
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		tsk_check_page(index, buf);
+		chain_push(chain, buf);
+	}
+}
+
+/*
+ * tskinsert: aminsert.  Adds (pk, rk, heap TID); for a unique index first
+ * checks that no live entity has the key, raising EntityAlreadyExists
+ * (SQLSTATE 23505) if one does.
+ */
+bool
+tskinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
+		  Relation heap, IndexUniqueCheck checkUnique, bool indexUnchanged,
+		  IndexInfo *indexInfo)
+{
+	TskEntry	e;
+	TskSearchKey sk;
+	TskSearchKey fullkey;
+	LeafChain	chain;
+	bool		is_unique = true;
+
+	if (isnull[0] || isnull[1])
+		ereport(ERROR,
+				(errcode(ERRCODE_NOT_NULL_VIOLATION),
+				 errmsg("tskey index \"%s\" cannot hold null keys", RelationGetRelationName(index))));
+	if (checkUnique == UNIQUE_CHECK_EXISTING)
+		elog(ERROR, "tskey indexes do not support deferred unique checks");
+
+	e.pk = tsk_encode_key(values[0]);
+	e.rk = tsk_encode_key(values[1]);
+	e.tid = *ht_ctid;
+	sk.nkeys = 2;
+	sk.side = -1;
+	sk.key = e;
+	fullkey.nkeys = 3;
+	fullkey.side = 0;
+	fullkey.key = e;
+	chain.size = 4;
+	chain.bufs = palloc(chain.size * sizeof(Buffer));
+	chain.n = 0;
+
+	for (;;)
+	{
+		Buffer		buf;
+		GenericXLogState *state;
+		Page		page;
+		int			i;
+
+		chain_push(&chain, tsk_descend(index, &sk, true));
+		if (checkUnique != UNIQUE_CHECK_NO)
+		{
+			TransactionId xwait = InvalidTransactionId;
+			uint32		token = 0;
+
+			switch (check_unique(index, heap, &e, &chain, checkUnique, &is_unique, &xwait, &token))
+			{
+				case UNIQUE_OK:
+					break;
+				case UNIQUE_WAIT:
+					/* never sleep holding buffer locks */
+					chain_release(&chain);
+					if (token)
+						SpeculativeInsertionWait(xwait, token);
+					else
+						XactLockTableWait(xwait, heap, &e.tid, XLTW_InsertIndex);
+					continue;
+				case UNIQUE_CONFLICT:
+					chain_release(&chain);
+					ts_ereport(ERROR, TS_EntityAlreadyExists,
+							   errmsg("entity (\"%s\", \"%s\") already exists",
+									  tsk_key_text(e.pk), tsk_key_text(e.rk)),
+							   errtableconstraint(heap, RelationGetRelationName(index)));
+			}
+		}
+
+		/*
+		 * The entry's own leaf: the first chained page whose high key is
+		 * above it, or further right (moving right with coupled locks).
+		 */
+		for (i = 0; i < chain.n - 1; i++)
+			if (!tsk_beyond_hikey(BufferGetPage(chain.bufs[i]), &fullkey))
+				break;
+		buf = chain.bufs[i];
+		while (i == chain.n - 1 && tsk_beyond_hikey(BufferGetPage(buf), &fullkey))
+		{
+			Buffer		next = ReadBuffer(index, TskPageGetOpaque(BufferGetPage(buf))->next);
+
+			LockBuffer(next, BUFFER_LOCK_EXCLUSIVE);
+			tsk_check_page(index, next);
+			chain_push(&chain, next);
+			i = chain.n - 1;
+			buf = next;
+		}
+
+		state = GenericXLogStart(index);
+		page = GenericXLogRegisterBuffer(state, buf, 0);
+		if (tsk_leaf_add(page, &e))
+		{
+			GenericXLogFinish(state);
+			chain_release(&chain);
+			break;
+		}
+		GenericXLogAbort(state);
+		chain_release(&chain);
+		tsk_split_pass(index, &e);
+	}
+	pfree(chain.bufs);
+	return is_unique;
+}
+
+/*
+ * page_items: the items of a tree page (entries of a leaf, or pivots of an
+ * internal page, as pivots whose child is unused) pointing into the page.
+ * Also returns each item's size in *sizes, for choosing a split point.
+ */
+static int
+page_items(Page page, TskPivot *items, Size *sizes)
+{
+	TskPageOpaque op = TskPageGetOpaque(page);
+	int			n = 0;
+
+	if (op->level == 0)
+	{
+		TskEntry   *entries = palloc(TSK_MAX_ENTRIES_PER_PAGE * sizeof(TskEntry));
+		int			i;
+
+		n = tsk_leaf_entries(page, entries);
+		for (i = 0; i < n; i++)
+		{
+			items[i].child = InvalidBlockNumber;
+			items[i].key = entries[i];
+			sizes[i] = TSK_RUN_ENTRY_HDR + TSK_LEN(entries[i].rk.word);
+		}
+		pfree(entries);
+	}
+	else
+	{
+		OffsetNumber off;
+
+		for (off = TskFirstData(op); off <= PageGetMaxOffsetNumber(page); off++, n++)
+		{
+			tsk_pivot_read(page, off, &items[n]);
+			sizes[n] = MAXALIGN(tsk_pivot_size(&items[n].key)) + sizeof(ItemIdData);
+		}
+	}
+	return n;
+}
+
+/*
+ * fill_page: write items[0..n) and the high key (or none) onto a page
+ * initialised with its level and links.  Both halves of a split always fit:
+ * each holds at most what the page held.
+ */
+static void
+fill_page(Page page, const TskEntry *hikey, const TskPivot *items, int n)
+{
+	TskPageOpaque op = TskPageGetOpaque(page);
+	int			i;
+
+	if (op->level == 0)
+	{
+		TskEntry   *entries = palloc(Max(n, 1) * sizeof(TskEntry));
+
+		for (i = 0; i < n; i++)
+			entries[i] = items[i].key;
+		if (!tsk_leaf_encode(page, hikey, entries, n))
+			elog(ERROR, "tskey leaf split does not fit its page");
+		pfree(entries);
+		return;
+	}
+	if (hikey && !tsk_page_add_pivot(page, TSK_HIKEY, InvalidBlockNumber, hikey))
+		elog(ERROR, "tskey split high key does not fit its page");
+	for (i = 0; i < n; i++)
+		if (!tsk_page_add_pivot(page, InvalidOffsetNumber, items[i].child, &items[i].key))
+			elog(ERROR, "tskey internal split does not fit its page");
+}
+
+/*
+ * split_point: where to split n items: the first index at which half of
+ * their bytes lie to the left, and never at either end.
+ */
+static int
+split_point(const Size *sizes, int n)
+{
+	Size		total = 0,
+				left = 0;
+	int			i;
+
+	if (n < 2)
+		elog(ERROR, "tskey page to split has %d items", n);
+	for (i = 0; i < n; i++)
+		total += sizes[i];
+	for (i = 0; i < n - 1; i++)
+	{
+		left += sizes[i];
+		if (left >= total / 2)
+			break;
+	}
+	return Max(i, 1) < n ? Max(i, 1) : n - 1;
+}
+
+/*
+ * split_page: split the exclusively locked page buf, whose parent is
+ * exclusively locked and has room for one more pivot, moving its upper half
+ * to a new right sibling.  One WAL record: parent, page, new page, old right
+ * sibling (its left link), registered in lock order.  Returns the new page,
+ * still locked.
+ */
+static Buffer
+split_page(Relation index, Buffer parent, Buffer buf)
+{
+	Page		page = BufferGetPage(buf);
+	TskPageOpaqueData op = *TskPageGetOpaque(page);
+	BlockNumber blkno = BufferGetBlockNumber(buf);
+	TskPivot   *items = palloc(TSK_MAX_ENTRIES_PER_PAGE * sizeof(TskPivot));
+	Size	   *sizes = palloc(TSK_MAX_ENTRIES_PER_PAGE * sizeof(Size));
+	int			n = page_items(page, items, sizes);
+	int			m = split_point(sizes, n);
+	TskPivot	hikey;
+	Buffer		rbuf;
+	Buffer		obuf = InvalidBuffer;
+	BlockNumber rblkno;
+	GenericXLogState *state;
+	Page		ppage,
+				lpage,
+				rpage;
+	Page		parentpage = BufferGetPage(parent);
+	OffsetNumber off;
+	TskPivot	pivot;
+
+	if (!TskPageIsRightmost(&op))
+		tsk_pivot_read(page, TSK_HIKEY, &hikey);
+	rbuf = tsk_new_buffer(index);
+	rblkno = BufferGetBlockNumber(rbuf);
+	if (op.next != InvalidBlockNumber)
+	{
+		obuf = ReadBuffer(index, op.next);
+		LockBuffer(obuf, BUFFER_LOCK_EXCLUSIVE);
+		tsk_check_page(index, obuf);
+	}
+
+	/* the downlink to this page in the parent */
+	for (off = TskFirstData(TskPageGetOpaque(parentpage)); off <= PageGetMaxOffsetNumber(parentpage); off++)
+	{
+		tsk_pivot_read(parentpage, off, &pivot);
+		if (pivot.child == blkno)
+			break;
+	}
+	if (off > PageGetMaxOffsetNumber(parentpage))
+		elog(ERROR, "tskey parent of block %u has no downlink to it", blkno);
+
+	state = GenericXLogStart(index);
+	ppage = GenericXLogRegisterBuffer(state, parent, 0);
+	lpage = GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE);
+	rpage = GenericXLogRegisterBuffer(state, rbuf, GENERIC_XLOG_FULL_IMAGE);
+
+	tsk_init_page(lpage, op.level, op.prev, rblkno);
+	fill_page(lpage, &items[m].key, items, m);
+	tsk_init_page(rpage, op.level, blkno, op.next);
+	fill_page(rpage, TskPageIsRightmost(&op) ? NULL : &hikey.key, items + m, n - m);
+	if (!tsk_page_add_pivot(ppage, off + 1, rblkno, &items[m].key))
+		elog(ERROR, "tskey parent page has no room for a downlink");
+	if (BufferIsValid(obuf))
+		TskPageGetOpaque(GenericXLogRegisterBuffer(state, obuf, 0))->prev = rblkno;
+	GenericXLogFinish(state);
+
+	if (BufferIsValid(obuf))
+		UnlockReleaseBuffer(obuf);
+	pfree(items);
+	pfree(sizes);
+	return rbuf;
+}
+
+/*
+ * split_root: split the root, keeping it at block 1: its items go to two
+ * new pages, and it becomes their parent, one level up.  One WAL record of
+ * three pages.
+ */
+static void
+split_root(Relation index, Buffer root)
+{
+	Page		page = BufferGetPage(root);
+	uint16		level = TskPageGetOpaque(page)->level;
+	TskPivot   *items = palloc(TSK_MAX_ENTRIES_PER_PAGE * sizeof(TskPivot));
+	Size	   *sizes = palloc(TSK_MAX_ENTRIES_PER_PAGE * sizeof(Size));
+	int			n = page_items(page, items, sizes);
+	int			m = split_point(sizes, n);
+	Buffer		lbuf = tsk_new_buffer(index);
+	Buffer		rbuf = tsk_new_buffer(index);
+	BlockNumber lblkno = BufferGetBlockNumber(lbuf);
+	BlockNumber rblkno = BufferGetBlockNumber(rbuf);
+	GenericXLogState *state = GenericXLogStart(index);
+	Page		rootpage = GenericXLogRegisterBuffer(state, root, GENERIC_XLOG_FULL_IMAGE);
+	Page		lpage = GenericXLogRegisterBuffer(state, lbuf, GENERIC_XLOG_FULL_IMAGE);
+	Page		rpage = GenericXLogRegisterBuffer(state, rbuf, GENERIC_XLOG_FULL_IMAGE);
+	TskEntry	minus_inf;
+
+	tsk_init_page(lpage, level, InvalidBlockNumber, rblkno);
+	fill_page(lpage, &items[m].key, items, m);
+	tsk_init_page(rpage, level, lblkno, InvalidBlockNumber);
+	fill_page(rpage, NULL, items + m, n - m);
+
+	/* the first pivot stands for minus infinity: its key is never read */
+	memset(&minus_inf, 0, sizeof(minus_inf));
+	tsk_init_page(rootpage, level + 1, InvalidBlockNumber, InvalidBlockNumber);
+	if (!tsk_page_add_pivot(rootpage, InvalidOffsetNumber, lblkno, &minus_inf) ||
+		!tsk_page_add_pivot(rootpage, InvalidOffsetNumber, rblkno, &items[m].key))
+		elog(ERROR, "tskey root split does not fit its page");
+	GenericXLogFinish(state);
+
+	UnlockReleaseBuffer(lbuf);
+	UnlockReleaseBuffer(rbuf);
+	pfree(items);
+	pfree(sizes);
+}
+
+/*
+ * leaf_has_room: whether the leaf, rewritten compactly, takes e as well
+ * (what tsk_leaf_add falls back to).
+ */
+static bool
+leaf_has_room(Page page, const TskEntry *e)
+{
+	TskPageOpaque op = TskPageGetOpaque(page);
+	TskEntry   *entries = palloc((TSK_MAX_ENTRIES_PER_PAGE + 1) * sizeof(TskEntry));
+	int			n = tsk_leaf_entries(page, entries);
+	int			pos = n;
+	Size		used;
+
+	while (pos > 0 && tsk_entry_cmp(&entries[pos - 1], e) > 0)
+		pos--;
+	memmove(entries + pos + 1, entries + pos, (n - pos) * sizeof(TskEntry));
+	entries[pos] = *e;
+	used = SizeOfPageHeaderData + MAXALIGN(sizeof(TskPageOpaqueData)) + tsk_leaf_size(entries, n + 1);
+	if (!TskPageIsRightmost(op))
+		used += MAXALIGN(ItemIdGetLength(PageGetItemId(page, TSK_HIKEY))) + sizeof(ItemIdData);
+	pfree(entries);
+	return used <= BLCKSZ;
+}
+
+/* internal_is_safe: whether an internal page can take one more pivot. */
+static inline bool
+internal_is_safe(Page page)
+{
+	return PageGetFreeSpace(page) >= TSK_MAX_PIVOT_SPACE;
+}
+
+/*
+ * tsk_split_pass: make room for entry e.  Locks exclusively from the root
+ * down the path to e's leaf, splitting on the way every internal page that
+ * could not take one more pivot (its parent, held, can), then splits the
+ * leaf if it still has no room for e.  The caller holds no lock and retries
+ * its insert afterwards.
+ */
+void
+tsk_split_pass(Relation index, const TskEntry *e)
+{
+	TskSearchKey sk;
+	Buffer		parent;
+	Page		page;
+
+	sk.nkeys = 3;
+	sk.side = 0;
+	sk.key = *e;
+
+	parent = ReadBuffer(index, TSK_ROOT_BLKNO);
+	LockBuffer(parent, BUFFER_LOCK_EXCLUSIVE);
+	tsk_check_page(index, parent);
+	page = BufferGetPage(parent);
+	if (TskPageGetOpaque(page)->level == 0)
+	{
+		if (!leaf_has_room(page, e))
+			split_root(index, parent);
+		UnlockReleaseBuffer(parent);
+		return;
+	}
+	if (!internal_is_safe(page))
+		split_root(index, parent);
+
+	for (;;)
+	{
+		BlockNumber child = tsk_choose_child(BufferGetPage(parent), &sk);
+		Buffer		buf = ReadBuffer(index, child);
+
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		tsk_check_page(index, buf);
+		page = BufferGetPage(buf);
+		if (TskPageGetOpaque(page)->level == 0)
+		{
+			if (!leaf_has_room(page, e))
+				UnlockReleaseBuffer(split_page(index, parent, buf));
+			UnlockReleaseBuffer(buf);
+			UnlockReleaseBuffer(parent);
+			return;
+		}
+		if (!internal_is_safe(page))
+		{
+			Buffer		right = split_page(index, parent, buf);
+
+			if (tsk_beyond_hikey(BufferGetPage(buf), &sk))
+			{
+				UnlockReleaseBuffer(buf);
+				buf = right;
+			}
+			else
+				UnlockReleaseBuffer(right);
+		}
+		UnlockReleaseBuffer(parent);
+		parent = buf;
+	}
+}

@@ -1,0 +1,854 @@
+/*-------------------------------------------------------------------------
+ *
+ * tsindexpage.c
+ *	  tskey index: the stored form of keys and their order, the layout of
+ *	  pages (pivots, high keys, leaf runs) and the descent of the tree.
+ *
+ * Keys are stored in the shorter of UTF-8 and UTF-16BE so that a key of 512
+ * UTF-16 code units never takes more than 1,024 bytes; the order of stored
+ * keys is the service's, ordinal by UTF-16 code unit, whatever the two
+ * encodings.  Items are read and written with memcpy: their fields are not
+ * aligned.  See doc/index-am.md.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "mb/pg_wchar.h"
+#include "storage/lmgr.h"
+#include "utils/rel.h"
+
+#include "tablestore.h"
+#include "tsindex.h"
+
+/*
+ * A cursor over the UTF-16 code units of a stored key, whichever its
+ * encoding.  pending holds the low surrogate of a supplementary character
+ * read from UTF-8.
+ */
+typedef struct UnitCursor
+{
+	const unsigned char *p;
+	const unsigned char *end;
+	bool		utf16;
+	uint16		pending;
+} UnitCursor;
+
+/*
+ * utf8_decode: the code point at *p (valid UTF-8, as the database's
+ * encoding guarantees), advancing *p past it.
+ */
+static uint32
+utf8_decode(const unsigned char **p)
+{
+	const unsigned char *s = *p;
+	uint32		c = s[0];
+
+	if (c < 0x80)
+	{
+		*p = s + 1;
+		return c;
+	}
+	if (c < 0xE0)
+	{
+		*p = s + 2;
+		return ((c & 0x1F) << 6) | (s[1] & 0x3F);
+	}
+	if (c < 0xF0)
+	{
+		*p = s + 3;
+		return ((c & 0x0F) << 12) | ((s[1] & 0x3F) << 6) | (s[2] & 0x3F);
+	}
+	*p = s + 4;
+	return ((c & 0x07) << 18) | ((s[1] & 0x3F) << 12) | ((s[2] & 0x3F) << 6) | (s[3] & 0x3F);
+}
+
+/* next_unit: the next UTF-16 code unit of the cursor's key, or -1 at its end. */
+static int32
+next_unit(UnitCursor *c)
+{
+	uint32		cp;
+
+	if (c->pending)
+	{
+		uint16		u = c->pending;
+
+		c->pending = 0;
+		return u;
+	}
+	if (c->p >= c->end)
+		return -1;
+	if (c->utf16)
+	{
+		uint16		u = (c->p[0] << 8) | c->p[1];
+
+		c->p += 2;
+		return u;
+	}
+	cp = utf8_decode(&c->p);
+	if (cp < 0x10000)
+		return cp;
+	cp -= 0x10000;
+	c->pending = 0xDC00 | (cp & 0x3FF);
+	return 0xD800 | (cp >> 10);
+}
+
+/*
+ * tsk_encode_key: the stored form of a key datum (text or tablestore.key):
+ * its UTF-8 bytes, unless UTF-16BE is shorter.  The choice depends only on
+ * the string, so equal keys have byte-equal stored forms.
+ */
+TskKey
+tsk_encode_key(Datum d)
+{
+	text	   *t = (text *) PG_DETOAST_DATUM_PACKED(d);
+	const char *s = VARDATA_ANY(t);
+	int			len = VARSIZE_ANY_EXHDR(t);
+	int			units = ts_utf16_length(s, len);
+	TskKey		k;
+
+	if (len <= 2 * units)
+	{
+		k.data = s;
+		k.word = len;
+	}
+	else
+	{
+		unsigned char *out = palloc(2 * units);
+		UnitCursor	c = {(const unsigned char *) s, (const unsigned char *) s + len, false, 0};
+		int32		u;
+		int			i = 0;
+
+		while ((u = next_unit(&c)) >= 0)
+		{
+			out[i++] = u >> 8;
+			out[i++] = u & 0xFF;
+		}
+		Assert(i == 2 * units);
+		k.data = (const char *) out;
+		k.word = i | TSK_UTF16;
+		len = i;
+	}
+	if (len > TSK_MAX_KEY_BYTES)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("key of %d UTF-16 code units is too long for a tskey index", units),
+				 errdetail("A key may have at most %d UTF-16 code units.", TSK_MAX_KEY_BYTES / 2)));
+	return k;
+}
+
+/*
+ * tsk_key_cmp: compare two stored keys ordinally by UTF-16 code unit.
+ * memcmp on UTF-16BE is that order; UTF-8 against UTF-8 is ts_utf16_cmp;
+ * only mixed pairs are compared unit by unit.
+ */
+int
+tsk_key_cmp(TskKey a, TskKey b)
+{
+	int			alen = TSK_LEN(a.word);
+	int			blen = TSK_LEN(b.word);
+	bool		a16 = (a.word & TSK_UTF16) != 0;
+	bool		b16 = (b.word & TSK_UTF16) != 0;
+
+	if (!a16 && !b16)
+		return ts_utf16_cmp(a.data, alen, b.data, blen);
+	if (a16 && b16)
+	{
+		int			c = memcmp(a.data, b.data, Min(alen, blen));
+
+		if (c != 0)
+			return c < 0 ? -1 : 1;
+		return (alen > blen) - (alen < blen);
+	}
+	else
+	{
+		UnitCursor	ca = {(const unsigned char *) a.data, (const unsigned char *) a.data + alen, a16, 0};
+		UnitCursor	cb = {(const unsigned char *) b.data, (const unsigned char *) b.data + blen, b16, 0};
+
+		for (;;)
+		{
+			int32		ua = next_unit(&ca);
+			int32		ub = next_unit(&cb);
+
+			if (ua != ub)
+				return ua < ub ? -1 : 1;
+			if (ua < 0)
+				return 0;
+		}
+	}
+}
+
+/* tsk_key_eq: whether two stored keys are the same key. */
+bool
+tsk_key_eq(TskKey a, TskKey b)
+{
+	return a.word == b.word && memcmp(a.data, b.data, TSK_LEN(a.word)) == 0;
+}
+
+/* tsk_entry_cmp: the order of entries, (pk, rk, heap TID). */
+int
+tsk_entry_cmp(const TskEntry *a, const TskEntry *b)
+{
+	int			c = tsk_key_cmp(a->pk, b->pk);
+
+	if (c == 0)
+		c = tsk_key_cmp(a->rk, b->rk);
+	if (c == 0)
+		c = ItemPointerCompare((ItemPointer) &a->tid, (ItemPointer) &b->tid);
+	return c;
+}
+
+/*
+ * tsk_search_cmp: compare a search key with an entry; a search key shorter
+ * than three attributes that equals the entry on its prefix sorts on its
+ * side of it.
+ */
+int
+tsk_search_cmp(const TskSearchKey *sk, const TskEntry *e)
+{
+	int			c;
+
+	if (sk->nkeys >= 1 && (c = tsk_key_cmp(sk->key.pk, e->pk)) != 0)
+		return c;
+	if (sk->nkeys >= 2 && (c = tsk_key_cmp(sk->key.rk, e->rk)) != 0)
+		return c;
+	if (sk->nkeys >= 3)
+		return ItemPointerCompare((ItemPointer) &sk->key.tid, (ItemPointer) &e->tid);
+	return sk->side;
+}
+
+/* copy_key: a palloc'd copy of a stored key (bytes, which may contain NULs). */
+static TskKey
+copy_key(TskKey k)
+{
+	TskKey		c;
+	char	   *data = palloc(Max(TSK_LEN(k.word), 1));
+
+	memcpy(data, k.data, TSK_LEN(k.word));
+	c.data = data;
+	c.word = k.word;
+	return c;
+}
+
+/* tsk_copy_entry: an entry whose keys are palloc'd copies. */
+TskEntry
+tsk_copy_entry(const TskEntry *e)
+{
+	TskEntry	c = *e;
+
+	c.pk = copy_key(e->pk);
+	c.rk = copy_key(e->rk);
+	return c;
+}
+
+/* tsk_key_text: a stored key as a palloc'd UTF-8 string, for messages. */
+char *
+tsk_key_text(TskKey k)
+{
+	int			len = TSK_LEN(k.word);
+	UnitCursor	c = {(const unsigned char *) k.data, (const unsigned char *) k.data + len,
+	(k.word & TSK_UTF16) != 0, 0};
+	StringInfoData buf;
+	int32		u;
+
+	if (!c.utf16)
+		return pnstrdup(k.data, len);
+	initStringInfo(&buf);
+	while ((u = next_unit(&c)) >= 0)
+	{
+		uint32		cp = u;
+		unsigned char enc[4];
+		int			n;
+
+		if (u >= 0xD800 && u < 0xDC00)
+			cp = 0x10000 + ((u - 0xD800) << 10) + (next_unit(&c) - 0xDC00);
+		unicode_to_utf8(cp, enc);
+		n = pg_utf_mblen(enc);
+		appendBinaryStringInfo(&buf, (char *) enc, n);
+	}
+	return buf.data;
+}
+
+/* tsk_init_page: an empty tree page of the given level and siblings. */
+void
+tsk_init_page(Page page, uint16 level, BlockNumber prev, BlockNumber next)
+{
+	TskPageOpaque op;
+
+	PageInit(page, BLCKSZ, sizeof(TskPageOpaqueData));
+	op = TskPageGetOpaque(page);
+	op->prev = prev;
+	op->next = next;
+	op->level = level;
+	op->flags = 0;
+	op->page_id = TSK_PAGE_ID;
+}
+
+/*
+ * tsk_init_metapage: the metapage.  pd_lower covers its contents, as
+ * generic WAL ignores the bytes between pd_lower and pd_upper.
+ */
+void
+tsk_init_metapage(Page page)
+{
+	TskMetaData *meta;
+
+	tsk_init_page(page, 0, InvalidBlockNumber, InvalidBlockNumber);
+	TskPageGetOpaque(page)->flags = TSK_META;
+	meta = (TskMetaData *) PageGetContents(page);
+	meta->magic = TSK_MAGIC;
+	meta->version = TSK_VERSION;
+	((PageHeader) page)->pd_lower = ((char *) meta + sizeof(TskMetaData)) - (char *) page;
+}
+
+/*
+ * tsk_check_page: refuse a page that is not a tskey tree page, before
+ * anything of it is interpreted.
+ */
+void
+tsk_check_page(Relation index, Buffer buf)
+{
+	Page		page = BufferGetPage(buf);
+
+	if (PageIsNew(page) ||
+		PageGetSpecialSize(page) != MAXALIGN(sizeof(TskPageOpaqueData)) ||
+		TskPageGetOpaque(page)->page_id != TSK_PAGE_ID ||
+		(TskPageGetOpaque(page)->flags & TSK_META) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" contains unexpected page at block %u",
+						RelationGetRelationName(index), BufferGetBlockNumber(buf)),
+				 errhint("Please REINDEX it.")));
+}
+
+/* tsk_pivot_size: the size of a pivot item for the key. */
+Size
+tsk_pivot_size(const TskEntry *key)
+{
+	return TSK_PIVOT_HDR + TSK_LEN(key->pk.word) + TSK_LEN(key->rk.word);
+}
+
+/*
+ * tsk_pivot_form: write a pivot item {child, tid, pk word, rk word, pk, rk}
+ * at dst (tsk_pivot_size bytes).
+ */
+void
+tsk_pivot_form(char *dst, BlockNumber child, const TskEntry *key)
+{
+	int			pklen = TSK_LEN(key->pk.word);
+
+	memcpy(dst, &child, 4);
+	memcpy(dst + 4, &key->tid, 6);
+	memcpy(dst + 10, &key->pk.word, 2);
+	memcpy(dst + 12, &key->rk.word, 2);
+	memcpy(dst + TSK_PIVOT_HDR, key->pk.data, pklen);
+	memcpy(dst + TSK_PIVOT_HDR + pklen, key->rk.data, TSK_LEN(key->rk.word));
+}
+
+/* tsk_pivot_read: decode the pivot at off; its keys point into the page. */
+void
+tsk_pivot_read(Page page, OffsetNumber off, TskPivot *pivot)
+{
+	const char *p = PageGetItem(page, PageGetItemId(page, off));
+
+	memcpy(&pivot->child, p, 4);
+	memcpy(&pivot->key.tid, p + 4, 6);
+	memcpy(&pivot->key.pk.word, p + 10, 2);
+	memcpy(&pivot->key.rk.word, p + 12, 2);
+	pivot->key.pk.data = p + TSK_PIVOT_HDR;
+	pivot->key.rk.data = p + TSK_PIVOT_HDR + TSK_LEN(pivot->key.pk.word);
+}
+
+/* tsk_page_add_pivot: add a pivot at off; false if it does not fit. */
+bool
+tsk_page_add_pivot(Page page, OffsetNumber off, BlockNumber child, const TskEntry *key)
+{
+	Size		sz = tsk_pivot_size(key);
+	char	   *item = palloc(sz);
+	bool		ok;
+
+	tsk_pivot_form(item, child, key);
+	ok = PageAddItem(page, (Item) item, sz, off, false, false) != InvalidOffsetNumber;
+	pfree(item);
+	return ok;
+}
+
+static void run_first(Page page, OffsetNumber off, TskEntry *e);
+
+/*
+ * Leaf runs: {pk word, n, pk, n x {tid, rk word, rk}}.  run_parse decodes
+ * the run at p into entries (pointing into p), returning their number.
+ */
+static int
+run_parse(const char *p, TskEntry *entries)
+{
+	TskKey		pk;
+	uint16		n;
+	const char *q;
+	int			i;
+
+	memcpy(&pk.word, p, 2);
+	memcpy(&n, p + 2, 2);
+	pk.data = p + TSK_RUN_HDR;
+	q = pk.data + TSK_LEN(pk.word);
+	for (i = 0; i < n; i++)
+	{
+		entries[i].pk = pk;
+		memcpy(&entries[i].tid, q, 6);
+		memcpy(&entries[i].rk.word, q + 6, 2);
+		entries[i].rk.data = q + TSK_RUN_ENTRY_HDR;
+		q += TSK_RUN_ENTRY_HDR + TSK_LEN(entries[i].rk.word);
+	}
+	return n;
+}
+
+/* run_entry_size: the bytes one entry takes in a run. */
+static inline Size
+run_entry_size(const TskEntry *e)
+{
+	return TSK_RUN_ENTRY_HDR + TSK_LEN(e->rk.word);
+}
+
+/*
+ * run_length: how many of entries[0..n) (starting a run) go in one run:
+ * entries of the first one's pk, up to TSK_RUN_TARGET bytes of entries but
+ * at least one.  *size is the run's item size.
+ */
+static int
+run_length(const TskEntry *entries, int n, Size *size)
+{
+	Size		body = run_entry_size(&entries[0]);
+	int			i = 1;
+
+	while (i < n && tsk_key_eq(entries[i].pk, entries[0].pk) &&
+		   body + run_entry_size(&entries[i]) <= TSK_RUN_TARGET)
+		body += run_entry_size(&entries[i++]);
+	*size = TSK_RUN_HDR + TSK_LEN(entries[0].pk.word) + body;
+	return i;
+}
+
+/* run_form: the run item of entries[0..n) (one pk) in palloc'd memory. */
+static char *
+run_form(const TskEntry *entries, int n, Size size)
+{
+	char	   *run = palloc(size);
+	char	   *q;
+	uint16		nn = n;
+	int			i;
+
+	memcpy(run, &entries[0].pk.word, 2);
+	memcpy(run + 2, &nn, 2);
+	memcpy(run + TSK_RUN_HDR, entries[0].pk.data, TSK_LEN(entries[0].pk.word));
+	q = run + TSK_RUN_HDR + TSK_LEN(entries[0].pk.word);
+	for (i = 0; i < n; i++)
+	{
+		memcpy(q, &entries[i].tid, 6);
+		memcpy(q + 6, &entries[i].rk.word, 2);
+		memcpy(q + TSK_RUN_ENTRY_HDR, entries[i].rk.data, TSK_LEN(entries[i].rk.word));
+		q += run_entry_size(&entries[i]);
+	}
+	Assert((Size) (q - run) == size);
+	return run;
+}
+
+/*
+ * tsk_leaf_entries: the entries of a leaf page in order, pointing into the
+ * page; entries must have room for TSK_MAX_ENTRIES_PER_PAGE.
+ */
+int
+tsk_leaf_entries(Page page, TskEntry *entries)
+{
+	TskPageOpaque op = TskPageGetOpaque(page);
+	OffsetNumber off;
+	OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
+	int			n = 0;
+
+	for (off = TskFirstData(op); off <= maxoff; off++)
+		n += run_parse(PageGetItem(page, PageGetItemId(page, off)), entries + n);
+	return n;
+}
+
+/* tsk_run_entries: the entries of the run at off, pointing into the page. */
+int
+tsk_run_entries(Page page, OffsetNumber off, TskEntry *entries)
+{
+	return run_parse(PageGetItem(page, PageGetItemId(page, off)), entries);
+}
+
+/*
+ * tsk_leaf_find_run: the run where entries not below the search key may
+ * begin: the last run whose first entry is below it (the first run if
+ * none is).  Returns InvalidOffsetNumber on a page without runs.
+ */
+OffsetNumber
+tsk_leaf_find_run(Page page, const TskSearchKey *sk)
+{
+	OffsetNumber first = TskFirstData(TskPageGetOpaque(page));
+	OffsetNumber lo = first,
+				hi = PageGetMaxOffsetNumber(page) + 1;
+
+	if (lo >= hi)
+		return InvalidOffsetNumber;
+	/* lo = the first run whose first entry is not below the key */
+	while (lo < hi)
+	{
+		OffsetNumber mid = lo + (hi - lo) / 2;
+		TskEntry	f;
+
+		run_first(page, mid, &f);
+		if (tsk_search_cmp(sk, &f) > 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo > first ? lo - 1 : first;
+}
+
+/*
+ * tsk_leaf_size: the bytes entries[0..n) take on a leaf page as runs, line
+ * pointers included.
+ */
+Size
+tsk_leaf_size(const TskEntry *entries, int n)
+{
+	Size		total = 0;
+	int			i = 0;
+
+	while (i < n)
+	{
+		Size		sz;
+
+		i += run_length(entries + i, n - i, &sz);
+		total += MAXALIGN(sz) + sizeof(ItemIdData);
+	}
+	return total;
+}
+
+/*
+ * tsk_leaf_encode: rewrite a leaf page, keeping its special space, with the
+ * high key (or none) and the entries as runs.  Returns false if they do not
+ * fit, leaving the page unusable: callers encode into a scratch page.
+ */
+bool
+tsk_leaf_encode(Page page, const TskEntry *hikey, const TskEntry *entries, int n)
+{
+	TskPageOpaqueData op = *TskPageGetOpaque(page);
+	XLogRecPtr	lsn = PageGetLSN(page);
+	int			i = 0;
+
+	/*
+	 * Keep the LSN: generic WAL decides from the buffer's LSN whether the
+	 * page needs a full image after a checkpoint.
+	 */
+	tsk_init_page(page, op.level, op.prev, op.next);
+	PageSetLSN(page, lsn);
+	*TskPageGetOpaque(page) = op;
+	if (hikey && !tsk_page_add_pivot(page, TSK_HIKEY, InvalidBlockNumber, hikey))
+		return false;
+	while (i < n)
+	{
+		Size		sz;
+		int			k = run_length(entries + i, n - i, &sz);
+		char	   *run = run_form(entries + i, k, sz);
+		bool		ok = PageAddItem(page, (Item) run, sz, InvalidOffsetNumber, false, false) != InvalidOffsetNumber;
+
+		pfree(run);
+		if (!ok)
+			return false;
+		i += k;
+	}
+	return true;
+}
+
+/* run_first: the first entry of the run at off. */
+static void
+run_first(Page page, OffsetNumber off, TskEntry *e)
+{
+	const char *p = PageGetItem(page, PageGetItemId(page, off));
+
+	memcpy(&e->pk.word, p, 2);
+	e->pk.data = p + TSK_RUN_HDR;
+	memcpy(&e->tid, e->pk.data + TSK_LEN(e->pk.word), 6);
+	memcpy(&e->rk.word, e->pk.data + TSK_LEN(e->pk.word) + 6, 2);
+	e->rk.data = e->pk.data + TSK_LEN(e->pk.word) + TSK_RUN_ENTRY_HDR;
+}
+
+/*
+ * replace_item: point line pointer off at a new copy of item, written below
+ * pd_upper.  The old copy stays as dead space until the page is next
+ * rewritten whole; this keeps the generic WAL delta of an insert to the new
+ * item and a few header bytes instead of every item moved by a compaction.
+ */
+static void
+replace_item(Page page, OffsetNumber off, const char *item, Size size)
+{
+	PageHeader	ph = (PageHeader) page;
+
+	Assert((Size) (ph->pd_upper - ph->pd_lower) >= MAXALIGN(size));
+	ph->pd_upper -= MAXALIGN(size);
+	memcpy((char *) page + ph->pd_upper, item, size);
+	ItemIdSetNormal(PageGetItemId(page, off), ph->pd_upper, size);
+}
+
+/* leaf_compact_add: rewrite the page whole with e added; false if it won't fit. */
+static bool
+leaf_compact_add(Page page, const TskEntry *e)
+{
+	TskPageOpaque op = TskPageGetOpaque(page);
+	TskEntry   *entries = palloc((TSK_MAX_ENTRIES_PER_PAGE + 1) * sizeof(TskEntry));
+	TskPivot	hikey;
+	PGAlignedBlock scratch;
+	int			n = tsk_leaf_entries(page, entries);
+	int			pos = n;
+	bool		ok;
+
+	while (pos > 0 && tsk_entry_cmp(&entries[pos - 1], e) > 0)
+		pos--;
+	memmove(entries + pos + 1, entries + pos, (n - pos) * sizeof(TskEntry));
+	entries[pos] = *e;
+	if (!TskPageIsRightmost(op))
+		tsk_pivot_read(page, TSK_HIKEY, &hikey);
+	memcpy(scratch.data, page, BLCKSZ);
+	ok = tsk_leaf_encode((Page) scratch.data, TskPageIsRightmost(op) ? NULL : &hikey.key, entries, n + 1);
+	if (ok)
+		memcpy(page, scratch.data, BLCKSZ);
+	pfree(entries);
+	return ok;
+}
+
+/*
+ * tsk_leaf_add: add the entry to a leaf page whose key range holds it.
+ * Adds it to the run of its pk it belongs in (splitting the run when over
+ * TSK_RUN_TARGET), or as a run of its own; if the free space is short,
+ * rewrites the page compactly.  Returns false, page unchanged, if the page
+ * must be split.
+ */
+bool
+tsk_leaf_add(Page page, const TskEntry *e)
+{
+	TskPageOpaque op = TskPageGetOpaque(page);
+	OffsetNumber first = TskFirstData(op);
+	OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
+	OffsetNumber lo = first,
+				hi = maxoff + 1,
+				target = InvalidOffsetNumber;
+	PageHeader	ph = (PageHeader) page;
+	TskEntry	f;
+	Size		free = ph->pd_upper - ph->pd_lower;
+
+	/* lo = the first run whose first entry is above e */
+	while (lo < hi)
+	{
+		OffsetNumber mid = lo + (hi - lo) / 2;
+
+		run_first(page, mid, &f);
+		if (tsk_entry_cmp(&f, e) <= 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo > first)
+	{
+		run_first(page, lo - 1, &f);
+		if (tsk_key_eq(f.pk, e->pk))
+			target = lo - 1;
+	}
+	if (target == InvalidOffsetNumber && lo <= maxoff)
+	{
+		run_first(page, lo, &f);
+		if (tsk_key_eq(f.pk, e->pk))
+			target = lo;
+	}
+
+	if (target == InvalidOffsetNumber)
+	{
+		Size		sz;
+		char	   *run;
+
+		run_length(e, 1, &sz);
+		if (MAXALIGN(sz) + sizeof(ItemIdData) <= free)
+		{
+			run = run_form(e, 1, sz);
+			if (PageAddItem(page, (Item) run, sz, lo, false, false) == InvalidOffsetNumber)
+				elog(ERROR, "failed to add run to tskey leaf page");
+			pfree(run);
+			return true;
+		}
+	}
+	else
+	{
+		TskEntry	entries[TSK_MAX_ENTRIES_PER_RUN];
+		int			n = run_parse(PageGetItem(page, PageGetItemId(page, target)), entries);
+		int			pos = n;
+		Size		sz1,
+					sz2 = 0;
+		int			k;
+
+		while (pos > 0 && tsk_entry_cmp(&entries[pos - 1], e) > 0)
+			pos--;
+		memmove(entries + pos + 1, entries + pos, (n - pos) * sizeof(TskEntry));
+		entries[pos] = *e;
+		n++;
+		k = run_length(entries, n, &sz1);
+		/*
+		 * An over-full run splits in two; if the rest is not one run either
+		 * (a long key arrived), the page is rewritten whole.
+		 */
+		if (k < n && run_length(entries + k, n - k, &sz2) < n - k)
+			return leaf_compact_add(page, e);
+		if (MAXALIGN(sz1) + (k < n ? MAXALIGN(sz2) + sizeof(ItemIdData) : 0) <= free)
+		{
+			char	   *run = run_form(entries, k, sz1);
+
+			/* build the second run before the first overwrites its source */
+			if (k < n)
+			{
+				char	   *run2 = run_form(entries + k, n - k, sz2);
+
+				replace_item(page, target, run, sz1);
+				if (PageAddItem(page, (Item) run2, sz2, target + 1, false, false) == InvalidOffsetNumber)
+					elog(ERROR, "failed to add run to tskey leaf page");
+				pfree(run2);
+			}
+			else
+				replace_item(page, target, run, sz1);
+			pfree(run);
+			return true;
+		}
+	}
+	return leaf_compact_add(page, e);
+}
+
+/*
+ * tsk_choose_child: on an internal page, the child whose key range holds
+ * the search key: that of the last pivot not above it (the first pivot
+ * stands for minus infinity).
+ */
+BlockNumber
+tsk_choose_child(Page page, const TskSearchKey *sk)
+{
+	TskPageOpaque op = TskPageGetOpaque(page);
+	OffsetNumber first = TskFirstData(op);
+	OffsetNumber lo = first + 1,
+				hi = PageGetMaxOffsetNumber(page) + 1;
+	TskPivot	pivot;
+
+	/* lo = the first pivot above the search key */
+	while (lo < hi)
+	{
+		OffsetNumber mid = lo + (hi - lo) / 2;
+
+		tsk_pivot_read(page, mid, &pivot);
+		if (tsk_search_cmp(sk, &pivot.key) >= 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	tsk_pivot_read(page, lo - 1, &pivot);
+	return pivot.child;
+}
+
+/*
+ * tsk_beyond_hikey: whether the search key is at or above the page's high
+ * key, i.e. belongs to a page further right.
+ */
+bool
+tsk_beyond_hikey(Page page, const TskSearchKey *sk)
+{
+	TskPivot	hikey;
+
+	if (TskPageIsRightmost(TskPageGetOpaque(page)))
+		return false;
+	tsk_pivot_read(page, TSK_HIKEY, &hikey);
+	return tsk_search_cmp(sk, &hikey.key) >= 0;
+}
+
+/*
+ * tsk_descend: the leaf whose key range holds the search key, pinned and
+ * locked (exclusively if asked).  Descends from the root with one share
+ * lock at a time, moving right past concurrent splits (Lehman-Yao); the
+ * leaf is locked exclusively directly from its parent, and moving right at
+ * the leaf level couples the exclusive locks.
+ */
+Buffer
+tsk_descend(Relation index, const TskSearchKey *sk, bool exclusive_leaf)
+{
+	Buffer		buf;
+	int			mode;
+
+restart:
+	buf = ReadBuffer(index, TSK_ROOT_BLKNO);
+	mode = BUFFER_LOCK_SHARE;
+	LockBuffer(buf, mode);
+	for (;;)
+	{
+		Page		page;
+		TskPageOpaque op;
+		BlockNumber child;
+
+		tsk_check_page(index, buf);
+		page = BufferGetPage(buf);
+		op = TskPageGetOpaque(page);
+		while (tsk_beyond_hikey(page, sk))
+		{
+			Buffer		next = ReadBuffer(index, op->next);
+
+			if (mode == BUFFER_LOCK_EXCLUSIVE)
+			{
+				LockBuffer(next, mode);
+				UnlockReleaseBuffer(buf);
+			}
+			else
+			{
+				UnlockReleaseBuffer(buf);
+				LockBuffer(next, mode);
+			}
+			buf = next;
+			tsk_check_page(index, buf);
+			page = BufferGetPage(buf);
+			op = TskPageGetOpaque(page);
+		}
+		if (op->level == 0)
+		{
+			if (exclusive_leaf && mode != BUFFER_LOCK_EXCLUSIVE)
+			{
+				/* the root is a leaf: relock, and start over if it split */
+				LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+				LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+				mode = BUFFER_LOCK_EXCLUSIVE;
+				if (TskPageGetOpaque(page)->level != 0)
+				{
+					UnlockReleaseBuffer(buf);
+					goto restart;
+				}
+				continue;
+			}
+			return buf;
+		}
+		child = tsk_choose_child(page, sk);
+		mode = (op->level == 1 && exclusive_leaf) ? BUFFER_LOCK_EXCLUSIVE : BUFFER_LOCK_SHARE;
+		UnlockReleaseBuffer(buf);
+		buf = ReadBuffer(index, child);
+		LockBuffer(buf, mode);
+	}
+}
+
+/*
+ * tsk_new_buffer: a new page at the end of the index, pinned and locked
+ * exclusively.  Pages are never deleted, so there is no free space map to
+ * consult.
+ */
+Buffer
+tsk_new_buffer(Relation index)
+{
+	bool		needLock = !RELATION_IS_LOCAL(index);
+	Buffer		buf;
+
+	if (needLock)
+		LockRelationForExtension(index, ExclusiveLock);
+	buf = ReadBuffer(index, P_NEW);
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	if (needLock)
+		UnlockRelationForExtension(index, ExclusiveLock);
+	return buf;
+}

@@ -1,0 +1,395 @@
+/*-------------------------------------------------------------------------
+ *
+ * tsindexscan.c
+ *	  tskey index: ordered scans, forward and backward, and bitmap scans.
+ *
+ * The scan keys are reduced to a range per column (rescan).  A scan
+ * descends to the leaf of its first entry, then reads a page at a time: it
+ * copies the TIDs of the page's matching entries under a share lock, notes
+ * the sibling links, and lets go of the lock, keeping only the pin until
+ * the page's TIDs are returned (VACUUM's cleanup lock waits for it).
+ * Forward it follows the right link noted when the page was read, so a
+ * split after that moves only entries it already has; backward it goes left
+ * and then right until the page whose right link is the one it read.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/relscan.h"
+#include "access/stratnum.h"
+#include "miscadmin.h"
+#include "nodes/tidbitmap.h"
+#include "pgstat.h"
+#include "utils/rel.h"
+
+#include "tablestore.h"
+#include "tsindex.h"
+
+/* The range of one column: bounds and whether each includes its value. */
+typedef struct ColumnRange
+{
+	bool		has_lo;
+	bool		lo_incl;
+	TskKey		lo;
+	bool		has_hi;
+	bool		hi_incl;
+	TskKey		hi;
+} ColumnRange;
+
+typedef struct TskScanOpaqueData
+{
+	ColumnRange range[2];		/* pk, rk */
+	bool		pk_fixed;		/* pk range is one value */
+	bool		empty;			/* contradictory keys: nothing matches */
+	bool		started;
+	bool		done;			/* no page left in the scan's direction */
+	ScanDirection dir;
+	Buffer		buf;			/* pinned current leaf, or InvalidBuffer */
+	BlockNumber curblk;			/* the current leaf */
+	BlockNumber next;			/* its right link when it was read */
+	BlockNumber prev;			/* its left link when it was read */
+	int			nitems;
+	int			item;
+	ItemPointerData items[TSK_MAX_ENTRIES_PER_PAGE];
+} TskScanOpaqueData;
+
+typedef TskScanOpaqueData *TskScanOpaque;
+
+/* tskbeginscan: ambeginscan. */
+IndexScanDesc
+tskbeginscan(Relation index, int nkeys, int norderbys)
+{
+	IndexScanDesc scan = RelationGetIndexScan(index, nkeys, norderbys);
+	TskScanOpaque so = palloc0(sizeof(TskScanOpaqueData));
+
+	so->buf = InvalidBuffer;
+	scan->opaque = so;
+	return scan;
+}
+
+/* release_page: drop the pin on the current leaf. */
+static void
+release_page(TskScanOpaque so)
+{
+	if (BufferIsValid(so->buf))
+		ReleaseBuffer(so->buf);
+	so->buf = InvalidBuffer;
+}
+
+/*
+ * add_bound: narrow a column's range by one scan key, keeping the tighter
+ * of two bounds on the same side (the exclusive one if their values are
+ * equal).
+ */
+static void
+add_bound(ColumnRange *r, StrategyNumber strategy, TskKey k)
+{
+	int			c;
+
+	if (strategy == BTEqualStrategyNumber || strategy == BTGreaterStrategyNumber ||
+		strategy == BTGreaterEqualStrategyNumber)
+	{
+		bool		incl = strategy != BTGreaterStrategyNumber;
+
+		if (!r->has_lo || (c = tsk_key_cmp(k, r->lo)) > 0 || (c == 0 && !incl))
+		{
+			r->lo = k;
+			r->lo_incl = incl;
+			r->has_lo = true;
+		}
+	}
+	if (strategy == BTEqualStrategyNumber || strategy == BTLessStrategyNumber ||
+		strategy == BTLessEqualStrategyNumber)
+	{
+		bool		incl = strategy != BTLessStrategyNumber;
+
+		if (!r->has_hi || (c = tsk_key_cmp(k, r->hi)) < 0 || (c == 0 && !incl))
+		{
+			r->hi = k;
+			r->hi_incl = incl;
+			r->has_hi = true;
+		}
+	}
+}
+
+/*
+ * tskrescan: amrescan.  Reduces the scan keys to one range per column and
+ * notes a contradiction (an empty range, or a NULL comparison value).
+ */
+void
+tskrescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int norderbys)
+{
+	TskScanOpaque so = (TskScanOpaque) scan->opaque;
+	int			i;
+
+	release_page(so);
+	if (keys && scan->numberOfKeys > 0)
+		memmove(scan->keyData, keys, scan->numberOfKeys * sizeof(ScanKeyData));
+	memset(so->range, 0, sizeof(so->range));
+	so->empty = false;
+	so->started = false;
+	so->done = false;
+	so->nitems = so->item = 0;
+
+	for (i = 0; i < scan->numberOfKeys; i++)
+	{
+		ScanKey		sk = &scan->keyData[i];
+
+		if (sk->sk_flags & SK_ISNULL)
+		{
+			so->empty = true;
+			continue;
+		}
+		if (sk->sk_attno < 1 || sk->sk_attno > 2 || sk->sk_strategy < 1 ||
+			sk->sk_strategy > BTMaxStrategyNumber)
+			elog(ERROR, "unexpected tskey scan key: column %d, strategy %d",
+				 sk->sk_attno, sk->sk_strategy);
+		add_bound(&so->range[sk->sk_attno - 1], sk->sk_strategy, tsk_encode_key(sk->sk_argument));
+	}
+	for (i = 0; i < 2; i++)
+	{
+		ColumnRange *r = &so->range[i];
+		int			c;
+
+		if (r->has_lo && r->has_hi &&
+			((c = tsk_key_cmp(r->lo, r->hi)) > 0 || (c == 0 && !(r->lo_incl && r->hi_incl))))
+			so->empty = true;
+	}
+	so->pk_fixed = so->range[0].has_lo && so->range[0].has_hi &&
+		tsk_key_cmp(so->range[0].lo, so->range[0].hi) == 0;
+}
+
+/* below_lo, above_hi: whether a key is outside its column's range. */
+static inline bool
+below_lo(const ColumnRange *r, TskKey k)
+{
+	int			c;
+
+	return r->has_lo && ((c = tsk_key_cmp(k, r->lo)) < 0 || (c == 0 && !r->lo_incl));
+}
+
+static inline bool
+above_hi(const ColumnRange *r, TskKey k)
+{
+	int			c;
+
+	return r->has_hi && ((c = tsk_key_cmp(k, r->hi)) > 0 || (c == 0 && !r->hi_incl));
+}
+
+/*
+ * start_key: where the scan starts: at the lower bounds going forward, at
+ * the upper bounds going backward (the rk bound counts only with one pk).
+ */
+static void
+start_key(TskScanOpaque so, ScanDirection dir, TskSearchKey *sk)
+{
+	bool		fwd = ScanDirectionIsForward(dir);
+	const ColumnRange *pk = &so->range[0];
+	const ColumnRange *rk = &so->range[1];
+
+	memset(sk, 0, sizeof(*sk));
+	sk->nkeys = 0;
+	sk->side = fwd ? -1 : 1;
+	if (fwd ? pk->has_lo : pk->has_hi)
+	{
+		bool		incl = fwd ? pk->lo_incl : pk->hi_incl;
+
+		sk->nkeys = 1;
+		sk->key.pk = fwd ? pk->lo : pk->hi;
+		sk->side = (incl == fwd) ? -1 : 1;
+		if (so->pk_fixed && (fwd ? rk->has_lo : rk->has_hi))
+		{
+			incl = fwd ? rk->lo_incl : rk->hi_incl;
+			sk->nkeys = 2;
+			sk->key.rk = fwd ? rk->lo : rk->hi;
+			sk->side = (incl == fwd) ? -1 : 1;
+		}
+	}
+}
+
+/*
+ * take_entry: note one entry of the page being read, in scan order;
+ * returns false once an entry past the end of the range is met.
+ */
+static bool
+take_entry(TskScanOpaque so, bool fwd, const TskEntry *e)
+{
+	const ColumnRange *pk = &so->range[0];
+	const ColumnRange *rk = &so->range[1];
+
+	if (fwd ? above_hi(pk, e->pk) : below_lo(pk, e->pk))
+		return false;
+	if (so->pk_fixed && (fwd ? above_hi(rk, e->rk) : below_lo(rk, e->rk)))
+		return false;
+	if (!below_lo(pk, e->pk) && !above_hi(pk, e->pk) &&
+		!below_lo(rk, e->rk) && !above_hi(rk, e->rk))
+		so->items[so->nitems++] = e->tid;
+	return true;
+}
+
+/*
+ * read_page: copy the TIDs of the matching entries of the share-locked leaf
+ * in the scan's direction (on the first page, from the start key on; runs
+ * before it are not decoded), note its links, and release the lock, keeping
+ * the pin.  Sets so->done when an entry past the range's end was seen, or
+ * there is no page further.
+ */
+static void
+read_page(IndexScanDesc scan, Buffer buf, const TskSearchKey *start)
+{
+	TskScanOpaque so = (TskScanOpaque) scan->opaque;
+	Page		page = BufferGetPage(buf);
+	TskPageOpaque op = TskPageGetOpaque(page);
+	bool		fwd = ScanDirectionIsForward(so->dir);
+	OffsetNumber first = TskFirstData(op);
+	OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
+	OffsetNumber off;
+	TskEntry	entries[TSK_MAX_ENTRIES_PER_RUN];
+
+	so->curblk = BufferGetBlockNumber(buf);
+	so->next = op->next;
+	so->prev = op->prev;
+	so->nitems = so->item = 0;
+	if (start && maxoff >= first)
+		off = tsk_leaf_find_run(page, start);
+	else
+		off = fwd ? first : maxoff;
+	for (; off >= first && off <= maxoff && !so->done; off += fwd ? 1 : -1)
+	{
+		int			n = tsk_run_entries(page, off, entries);
+
+		for (int k = 0; k < n; k++)
+		{
+			const TskEntry *e = &entries[fwd ? k : n - 1 - k];
+
+			/* forward from the first entry not before start, backward from the last before it */
+			if (start && (fwd ? tsk_search_cmp(start, e) > 0 : tsk_search_cmp(start, e) <= 0))
+				continue;
+			if (!take_entry(so, fwd, e))
+			{
+				so->done = true;
+				break;
+			}
+		}
+	}
+	if ((fwd ? so->next : so->prev) == InvalidBlockNumber)
+		so->done = true;
+	LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+	release_page(so);
+	so->buf = buf;
+}
+
+/*
+ * step_left: share-lock the left neighbour of the page last read.  The
+ * left link noted may be stale if that page split since: move right from it
+ * until the page whose right link is the page last read.
+ */
+static Buffer
+step_left(IndexScanDesc scan)
+{
+	TskScanOpaque so = (TskScanOpaque) scan->opaque;
+	BlockNumber blkno = so->prev;
+
+	for (;;)
+	{
+		Buffer		buf = ReadBuffer(scan->indexRelation, blkno);
+		TskPageOpaque op;
+
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		tsk_check_page(scan->indexRelation, buf);
+		op = TskPageGetOpaque(BufferGetPage(buf));
+		if (op->next == so->curblk)
+			return buf;
+		if (op->next == InvalidBlockNumber)
+			elog(ERROR, "tskey index \"%s\": no left sibling found for block %u",
+				 RelationGetRelationName(scan->indexRelation), so->curblk);
+		blkno = op->next;
+		UnlockReleaseBuffer(buf);
+	}
+}
+
+/*
+ * next_tid: the scan's next TID, reading pages as needed; false at the end.
+ */
+static bool
+next_tid(IndexScanDesc scan, ScanDirection dir, ItemPointer tid)
+{
+	TskScanOpaque so = (TskScanOpaque) scan->opaque;
+
+	if (!so->started)
+	{
+		TskSearchKey sk;
+		Buffer		buf;
+
+		so->started = true;
+		so->dir = dir;
+		if (so->empty)
+			return false;
+		pgstat_count_index_scan(scan->indexRelation);
+		start_key(so, dir, &sk);
+		buf = tsk_descend(scan->indexRelation, &sk, false);
+		read_page(scan, buf, &sk);
+	}
+	else if (ScanDirectionIsForward(dir) != ScanDirectionIsForward(so->dir))
+		elog(ERROR, "tskey index scans cannot change direction");
+
+	while (so->item >= so->nitems)
+	{
+		Buffer		buf;
+
+		if (so->done || so->empty)
+		{
+			release_page(so);
+			return false;
+		}
+		CHECK_FOR_INTERRUPTS();
+		if (ScanDirectionIsForward(dir))
+		{
+			buf = ReadBuffer(scan->indexRelation, so->next);
+			LockBuffer(buf, BUFFER_LOCK_SHARE);
+			tsk_check_page(scan->indexRelation, buf);
+		}
+		else
+			buf = step_left(scan);
+		read_page(scan, buf, NULL);
+	}
+	*tid = so->items[so->item++];
+	return true;
+}
+
+/*
+ * tskgettuple: amgettuple.  The keys are exact, so no recheck; dead entries
+ * are left for VACUUM (kill_prior_tuple is not used).
+ */
+bool
+tskgettuple(IndexScanDesc scan, ScanDirection dir)
+{
+	scan->xs_recheck = false;
+	return next_tid(scan, dir, &scan->xs_heaptid);
+}
+
+/* tskgetbitmap: amgetbitmap, every matching TID into the bitmap. */
+int64
+tskgetbitmap(IndexScanDesc scan, TIDBitmap *tbm)
+{
+	ItemPointerData tid;
+	int64		ntids = 0;
+
+	while (next_tid(scan, ForwardScanDirection, &tid))
+	{
+		tbm_add_tuples(tbm, &tid, 1, false);
+		ntids++;
+	}
+	return ntids;
+}
+
+/* tskendscan: amendscan. */
+void
+tskendscan(IndexScanDesc scan)
+{
+	TskScanOpaque so = (TskScanOpaque) scan->opaque;
+
+	release_page(so);
+	pfree(so);
+}

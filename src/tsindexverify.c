@@ -1,0 +1,343 @@
+/*-------------------------------------------------------------------------
+ *
+ * tsindexverify.c
+ *	  tablestore.verify_index(index regclass): check a tskey index against
+ *	  its invariants and its heap.
+ *
+ * Walks the tree level by level, left to right by right links, checking
+ * each page's form, the order of its items, its high key and left link,
+ * and that the pivots of each internal level name exactly the pages of the
+ * level below in order, each with the next pivot as its high key.  Then,
+ * with one MVCC snapshot, that each entry's heap tuple (if visible) has the
+ * entry's keys, that no key has two visible tuples, and that the visible
+ * tuples of the heap and the entries that reach them match one to one.
+ * The first problem found is raised as an error naming it.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/relation.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "catalog/index.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "tablestore.h"
+#include "tsindex.h"
+
+#define corrupt(index, blkno, ...) \
+	ereport(ERROR, \
+			(errcode(ERRCODE_INDEX_CORRUPTED), \
+			 errmsg("index \"%s\" block %u: %s", RelationGetRelationName(index), (blkno), \
+					psprintf(__VA_ARGS__))))
+
+/* A page the level above expects next: its block and high key. */
+typedef struct Expected
+{
+	BlockNumber blkno;
+	bool		has_hikey;
+	TskEntry	hikey;
+} Expected;
+
+typedef struct VerifyState
+{
+	Relation	index;
+	Relation	heap;
+	Snapshot	snapshot;
+	IndexFetchTableData *fetch;
+	TupleTableSlot *slot;
+	ItemPointerData *visible;	/* heap TIDs reached, for the 1:1 check */
+	int64		nvisible;
+	int64		maxvisible;
+	TskEntry	lastkey;		/* previous entry, copied */
+	bool		have_last;
+	int			last_visible;	/* visible tuples with lastkey's (pk, rk) */
+	TskEntry   *entries;
+} VerifyState;
+
+/*
+ * check_entry_heap: the entry's heap tuple, if visible, has its keys; note
+ * the tuple and count it against the key's others.
+ */
+static void
+check_entry_heap(VerifyState *vs, BlockNumber blkno, const TskEntry *e)
+{
+	bool		call_again = false;
+	bool		all_dead = false;
+	ItemPointerData tid = e->tid;
+
+	if (vs->have_last && !(tsk_key_eq(vs->lastkey.pk, e->pk) && tsk_key_eq(vs->lastkey.rk, e->rk)))
+		vs->last_visible = 0;
+	if (!table_index_fetch_tuple(vs->fetch, &tid, vs->snapshot, vs->slot, &call_again, &all_dead))
+		return;
+	for (int i = 0; i < 2; i++)
+	{
+		bool		isnull;
+		Datum		d = slot_getattr(vs->slot, vs->index->rd_index->indkey.values[i], &isnull);
+		TskKey		k;
+
+		if (isnull)
+			corrupt(vs->index, blkno, "entry (%u,%u) reaches a heap tuple with a null key",
+					ItemPointerGetBlockNumber(&e->tid), ItemPointerGetOffsetNumber(&e->tid));
+		k = tsk_encode_key(d);
+		if (!tsk_key_eq(k, i == 0 ? e->pk : e->rk))
+			corrupt(vs->index, blkno, "entry (\"%s\", \"%s\") reaches heap tuple (%u,%u) with other keys",
+					tsk_key_text(e->pk), tsk_key_text(e->rk),
+					ItemPointerGetBlockNumber(&tid), ItemPointerGetOffsetNumber(&tid));
+	}
+	if (++vs->last_visible > 1 && vs->index->rd_index->indisunique)
+		corrupt(vs->index, blkno, "key (\"%s\", \"%s\") has more than one visible tuple",
+				tsk_key_text(e->pk), tsk_key_text(e->rk));
+	if (vs->nvisible == vs->maxvisible)
+	{
+		vs->maxvisible *= 2;
+		vs->visible = repalloc_huge(vs->visible, vs->maxvisible * sizeof(ItemPointerData));
+	}
+	vs->visible[vs->nvisible++] = vs->slot->tts_tid;
+}
+
+/*
+ * verify_page: check one page of a level walk: form, level, left link,
+ * what the level above expects of it, order of its items, and (leaves) the
+ * heap.  Appends what it expects of the level below to *below.
+ */
+static void
+verify_page(VerifyState *vs, Buffer buf, uint16 level, BlockNumber prevblk,
+			const Expected *exp, const TskEntry *lowkey, Expected **below, int *nbelow, int *maxbelow)
+{
+	Relation	index = vs->index;
+	BlockNumber blkno = BufferGetBlockNumber(buf);
+	Page		page = BufferGetPage(buf);
+	TskPageOpaque op = TskPageGetOpaque(page);
+	TskPivot	hikey;
+	OffsetNumber off;
+
+	tsk_check_page(index, buf);
+	if (op->level != level)
+		corrupt(index, blkno, "level %u where %u was expected", op->level, level);
+	if (op->prev != prevblk)
+		corrupt(index, blkno, "left link %u where %u was expected", op->prev, prevblk);
+	if (!TskPageIsRightmost(op))
+		tsk_pivot_read(page, TSK_HIKEY, &hikey);
+	if (exp)
+	{
+		if (exp->blkno != blkno)
+			corrupt(index, blkno, "reached by a right link where the parent has block %u", exp->blkno);
+		if (exp->has_hikey == TskPageIsRightmost(op) ||
+			(exp->has_hikey && tsk_entry_cmp(&exp->hikey, &hikey.key) != 0))
+			corrupt(index, blkno, "high key (\"%s\", \"%s\", (%u,%u)) differs from the parent's next pivot (\"%s\", \"%s\", (%u,%u))",
+					TskPageIsRightmost(op) ? "" : tsk_key_text(hikey.key.pk),
+					TskPageIsRightmost(op) ? "" : tsk_key_text(hikey.key.rk),
+					TskPageIsRightmost(op) ? 0 : ItemPointerGetBlockNumberNoCheck(&hikey.key.tid),
+					TskPageIsRightmost(op) ? 0 : ItemPointerGetOffsetNumberNoCheck(&hikey.key.tid),
+					exp->has_hikey ? tsk_key_text(exp->hikey.pk) : "",
+					exp->has_hikey ? tsk_key_text(exp->hikey.rk) : "",
+					exp->has_hikey ? ItemPointerGetBlockNumberNoCheck(&exp->hikey.tid) : 0,
+					exp->has_hikey ? ItemPointerGetOffsetNumberNoCheck(&exp->hikey.tid) : 0);
+	}
+
+	if (level == 0)
+	{
+		int			n = tsk_leaf_entries(page, vs->entries);
+
+		for (int i = 0; i < n; i++)
+		{
+			const TskEntry *e = &vs->entries[i];
+
+			if (TSK_LEN(e->pk.word) > TSK_MAX_KEY_BYTES || TSK_LEN(e->rk.word) > TSK_MAX_KEY_BYTES)
+				corrupt(index, blkno, "entry %d has an overlong key", i);
+			if (i > 0 && tsk_entry_cmp(&vs->entries[i - 1], e) >= 0)
+				corrupt(index, blkno, "entries %d and %d out of order", i - 1, i);
+			if (i == 0 && lowkey && tsk_entry_cmp(lowkey, e) > 0)
+				corrupt(index, blkno, "first entry below the left sibling's high key");
+			if (!TskPageIsRightmost(op) && tsk_entry_cmp(e, &hikey.key) >= 0)
+				corrupt(index, blkno, "entry %d not below the high key", i);
+			check_entry_heap(vs, blkno, e);
+			vs->lastkey = *e;
+			vs->have_last = true;
+		}
+		if (vs->have_last)
+			vs->lastkey = tsk_copy_entry(&vs->lastkey);
+		return;
+	}
+
+	for (off = TskFirstData(op); off <= PageGetMaxOffsetNumber(page); off++)
+	{
+		TskPivot	pivot,
+					nextpivot;
+		Expected   *x;
+
+		tsk_pivot_read(page, off, &pivot);
+		if (off < PageGetMaxOffsetNumber(page))
+		{
+			tsk_pivot_read(page, off + 1, &nextpivot);
+			if (off > TskFirstData(op) && tsk_entry_cmp(&pivot.key, &nextpivot.key) >= 0)
+				corrupt(index, blkno, "pivots %u and %u out of order", off, off + 1);
+		}
+		if (*nbelow == *maxbelow)
+		{
+			*maxbelow *= 2;
+			*below = repalloc_huge(*below, *maxbelow * sizeof(Expected));
+		}
+		x = &(*below)[(*nbelow)++];
+		x->blkno = pivot.child;
+		if (off < PageGetMaxOffsetNumber(page))
+		{
+			x->has_hikey = true;
+			x->hikey = tsk_copy_entry(&nextpivot.key);
+		}
+		else
+		{
+			x->has_hikey = !TskPageIsRightmost(op);
+			if (x->has_hikey)
+				x->hikey = tsk_copy_entry(&hikey.key);
+		}
+	}
+	if (PageGetMaxOffsetNumber(page) < TskFirstData(op))
+		corrupt(index, blkno, "internal page without pivots");
+}
+
+/* tid_cmp: qsort comparator of heap TIDs. */
+static int
+tid_cmp(const void *a, const void *b)
+{
+	return ItemPointerCompare((ItemPointer) a, (ItemPointer) b);
+}
+
+TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(verify_index);
+
+/*
+ * tablestore.verify_index(index regclass) RETURNS void
+ *
+ * Raises an error (SQLSTATE XX002, index_corrupted) naming the first
+ * problem found; returns quietly if there is none.
+ */
+Datum
+verify_index(PG_FUNCTION_ARGS)
+{
+	Oid			indexoid = PG_GETARG_OID(0);
+	Oid			heapoid;
+	Relation	heap;
+	Relation	index;
+	VerifyState vs;
+	Buffer		buf;
+	TskMetaData *meta;
+	Expected   *above = NULL;
+	int			nabove = 0;
+	int			level;
+	TableScanDesc hscan;
+	int64		nheap = 0;
+
+	if (get_rel_relkind(indexoid) != RELKIND_INDEX)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not an index", get_rel_name(indexoid))));
+	heapoid = IndexGetRelation(indexoid, false);
+	heap = table_open(heapoid, AccessShareLock);
+	index = index_open(indexoid, AccessShareLock);
+	if (index->rd_indam->aminsert != tskinsert)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a tskey index", RelationGetRelationName(index))));
+	if (index->rd_indexprs != NIL || index->rd_index->indkey.values[0] == 0 ||
+		index->rd_index->indkey.values[1] == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("verify_index does not support expression indexes")));
+
+	memset(&vs, 0, sizeof(vs));
+	vs.index = index;
+	vs.heap = heap;
+	vs.snapshot = RegisterSnapshot(GetTransactionSnapshot());
+	vs.fetch = table_index_fetch_begin(heap);
+	vs.slot = table_slot_create(heap, NULL);
+	vs.maxvisible = 1024;
+	vs.visible = palloc(vs.maxvisible * sizeof(ItemPointerData));
+	vs.entries = palloc(TSK_MAX_ENTRIES_PER_PAGE * sizeof(TskEntry));
+
+	buf = ReadBuffer(index, TSK_METAPAGE_BLKNO);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	meta = (TskMetaData *) PageGetContents(BufferGetPage(buf));
+	if (PageIsNew(BufferGetPage(buf)) || meta->magic != TSK_MAGIC || meta->version != TSK_VERSION)
+		corrupt(index, TSK_METAPAGE_BLKNO, "not a tskey metapage");
+	UnlockReleaseBuffer(buf);
+
+	buf = ReadBuffer(index, TSK_ROOT_BLKNO);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	tsk_check_page(index, buf);
+	level = TskPageGetOpaque(BufferGetPage(buf))->level;
+	if (TskPageGetOpaque(BufferGetPage(buf))->next != InvalidBlockNumber)
+		corrupt(index, TSK_ROOT_BLKNO, "the root has a right sibling");
+	UnlockReleaseBuffer(buf);
+
+	for (; level >= 0; level--)
+	{
+		BlockNumber blkno = above ? above[0].blkno : TSK_ROOT_BLKNO;
+		BlockNumber prevblk = InvalidBlockNumber;
+		int			maxbelow = 64,
+					nbelow = 0,
+					i = 0;
+		Expected   *below = palloc(maxbelow * sizeof(Expected));
+		TskEntry	lowkey;
+		bool		has_lowkey = false;
+
+		while (blkno != InvalidBlockNumber)
+		{
+			TskPageOpaque op;
+
+			CHECK_FOR_INTERRUPTS();
+			if (above && i >= nabove)
+				corrupt(index, blkno, "on level %d but not named by the level above", level);
+			buf = ReadBuffer(index, blkno);
+			LockBuffer(buf, BUFFER_LOCK_SHARE);
+			verify_page(&vs, buf, level, prevblk, above ? &above[i] : NULL,
+						has_lowkey ? &lowkey : NULL, &below, &nbelow, &maxbelow);
+			op = TskPageGetOpaque(BufferGetPage(buf));
+			if (!TskPageIsRightmost(op))
+			{
+				TskPivot	hikey;
+
+				tsk_pivot_read(BufferGetPage(buf), TSK_HIKEY, &hikey);
+				lowkey = tsk_copy_entry(&hikey.key);
+				has_lowkey = true;
+			}
+			prevblk = blkno;
+			blkno = op->next;
+			UnlockReleaseBuffer(buf);
+			i++;
+		}
+		if (above && i != nabove)
+			corrupt(index, prevblk, "level %d has %d pages, the level above names %d", level, i, nabove);
+		above = below;
+		nabove = nbelow;
+	}
+
+	/* every visible heap tuple reached by exactly one entry */
+	qsort(vs.visible, vs.nvisible, sizeof(ItemPointerData), tid_cmp);
+	for (int64 j = 1; j < vs.nvisible; j++)
+		if (ItemPointerEquals(&vs.visible[j - 1], &vs.visible[j]))
+			corrupt(index, InvalidBlockNumber, "heap tuple (%u,%u) is reached by two entries",
+					ItemPointerGetBlockNumber(&vs.visible[j]), ItemPointerGetOffsetNumber(&vs.visible[j]));
+	hscan = table_beginscan(heap, vs.snapshot, 0, NULL);
+	while (table_scan_getnextslot(hscan, ForwardScanDirection, vs.slot))
+	{
+		CHECK_FOR_INTERRUPTS();
+		nheap++;
+	}
+	table_endscan(hscan);
+	if (nheap != vs.nvisible)
+		corrupt(index, InvalidBlockNumber, "the heap has " INT64_FORMAT " visible tuples, the index reaches " INT64_FORMAT,
+				nheap, vs.nvisible);
+
+	table_index_fetch_end(vs.fetch);
+	ExecDropSingleTupleTableSlot(vs.slot);
+	UnregisterSnapshot(vs.snapshot);
+	index_close(index, AccessShareLock);
+	table_close(heap, AccessShareLock);
+	PG_RETURN_VOID();
+}
