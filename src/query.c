@@ -143,6 +143,26 @@ find_key_index(Relation heap)
 	return InvalidOid;			/* keep the compiler quiet */
 }
 
+static QueryScan *query_open(Oid relid, TsQueryPlan *plan, text *next_pk, text *next_rk,
+							 const char *select_list, int64 top);
+
+/*
+ * Resolve a table for a query: its relation, locked, and the caller's
+ * SELECT right on it.  Returns whether row-level security applies to the
+ * relation (a query scan must not then read it directly).
+ */
+static bool
+query_table(text *table_name, Oid *relid, char **relname)
+{
+	AclResult	aclresult;
+
+	*relid = ts_table_open(table_name, AccessShareLock, relname);
+	aclresult = pg_class_aclcheck(*relid, GetUserId(), ACL_SELECT);
+	if (aclresult != ACLCHECK_OK)
+		aclcheck_error(aclresult, OBJECT_TABLE, *relname);
+	return check_enable_rls(*relid, InvalidOid, false) == RLS_ENABLED;
+}
+
 /*
  * Open a scan of table_name's entities matching the plan, from the
  * continuation (next_pk, next_rk) if given.
@@ -151,21 +171,24 @@ static QueryScan *
 query_begin(text *table_name, TsQueryPlan *plan, text *next_pk, text *next_rk,
 			const char *select_list, int64 top)
 {
-	QueryScan  *qs = palloc0(sizeof(QueryScan));
 	char	   *relname;
 	Oid			relid;
-	AclResult	aclresult;
 
-	relid = ts_table_open(table_name, AccessShareLock, &relname);
-	aclresult = pg_class_aclcheck(relid, GetUserId(), ACL_SELECT);
-	if (aclresult != ACLCHECK_OK)
-		aclcheck_error(aclresult, OBJECT_TABLE, relname);
-	if (check_enable_rls(relid, InvalidOid, false) == RLS_ENABLED)
+	if (query_table(table_name, &relid, &relname))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("queries of table \"%s\" are not supported while its entity relation has row-level security enabled",
 						text_to_cstring(table_name)),
 				 errhint("Query the relation " TS_DATA_SCHEMA ".%s with SQL instead.", quote_identifier(relname))));
+	return query_open(relid, plan, next_pk, next_rk, select_list, top);
+}
+
+/* Open the scan of query_begin on a resolved relation. */
+static QueryScan *
+query_open(Oid relid, TsQueryPlan *plan, text *next_pk, text *next_rk,
+		   const char *select_list, int64 top)
+{
+	QueryScan  *qs = palloc0(sizeof(QueryScan));
 
 	qs->select_all = (select_list == NULL);
 	qs->select = ts_parse_select_list(select_list);
@@ -336,6 +359,37 @@ static Jsonb *
 query_output(QueryScan *qs, const ScanEntity *e)
 {
 	return ts_entity_output_list(e->pk, e->rk, e->ts, e->props, qs->select_all, qs->select);
+}
+
+/*
+ * ts_point_read: read entity (pk, rk) of a table with one probe of its key
+ * index, as get_entity returns it (*result NULL: no such entity).  Returns
+ * false, reading nothing, if row-level security applies to the table's
+ * relation: the caller then reads through SQL, which applies the policies.
+ */
+bool
+ts_point_read(text *table_name, text *pk, text *rk, const char *select_list, Jsonb **result)
+{
+	TsQueryPlan plan = {0};
+	TsScanSegment point = {0};
+	char	   *relname;
+	Oid			relid;
+	QueryScan  *qs;
+	ScanEntity	e;
+
+	if (query_table(table_name, &relid, &relname))
+		return false;
+	point.pk.lo.value = point.pk.hi.value = pk;
+	point.rk.lo.value = point.rk.hi.value = rk;
+	point.pk.lo.inclusive = point.pk.hi.inclusive = true;
+	point.rk.lo.inclusive = point.rk.hi.inclusive = true;
+	plan.kind = TS_ACCESS_POINT;
+	plan.points = list_make1(&point);
+
+	qs = query_open(relid, &plan, NULL, NULL, select_list, 1);
+	*result = query_next(qs, &e) ? query_output(qs, &e) : NULL;
+	query_end(qs);
+	return true;
 }
 
 /* A copy of a (detoasted) varlena in the current memory context. */

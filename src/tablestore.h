@@ -262,6 +262,10 @@ extern List *ts_plan_segments(const TsQueryPlan *plan, text *next_pk, text *next
 extern Jsonb *ts_explain_plan(const TsQueryPlan *plan);
 extern const char *ts_access_kind_name(TsAccessKind kind);
 
+/* query.c */
+extern bool ts_point_read(text *table_name, text *pk, text *rk, const char *select_list,
+						  Jsonb **result);
+
 /* tables.c */
 extern Oid	ts_table_open(text *table_name, LOCKMODE lockmode, char **relname);
 extern bool ts_table_name_is_valid(const char *name, int len);

@@ -1,6 +1,6 @@
 -- The privilege model with two roles, and a hostile search_path.
 BEGIN;
-SELECT plan(36);
+SELECT plan(38);
 
 CREATE ROLE ts_owner NOLOGIN;
 CREATE ROLE ts_other NOLOGIN;
@@ -54,6 +54,8 @@ CREATE POLICY only_v1 ON tablestore_data.secrets FOR SELECT USING (props ? 'V');
 SET ROLE ts_other;
 SELECT throws_ok($$SELECT * FROM tablestore.query_entities('Secrets')$$, '0A000', NULL, 'row-level security: query_entities refuses');
 SELECT is((SELECT count(*) FROM tablestore_data.secrets)::int, 1, 'while SQL sees what the policy allows');
+SELECT is((tablestore.get_entity('Secrets', 'p', 'r')->>'V')::int, 1, 'row-level security: get_entity reads through SQL, an allowed entity');
+SELECT throws_ok($$SELECT tablestore.get_entity('Secrets', 'p', 's')$$, 'P0002', NULL, 'and a hidden one is not found');
 RESET ROLE;
 SET ROLE ts_owner;
 DROP POLICY only_v1 ON tablestore_data.secrets;
