@@ -22,6 +22,7 @@
 #include "access/tableam.h"
 #include "catalog/index.h"
 #include "miscadmin.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
@@ -232,12 +233,17 @@ verify_index(PG_FUNCTION_ARGS)
 	int			level;
 	TableScanDesc hscan;
 	int64		nheap = 0;
+	AclResult	aclresult;
 
 	if (get_rel_relkind(indexoid) != RELKIND_INDEX)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not an index", get_rel_name(indexoid))));
 	heapoid = IndexGetRelation(indexoid, false);
+	/* it reads every entity of the table: only for those who may */
+	aclresult = pg_class_aclcheck(heapoid, GetUserId(), ACL_SELECT);
+	if (aclresult != ACLCHECK_OK)
+		aclcheck_error(aclresult, OBJECT_TABLE, get_rel_name(heapoid));
 	heap = table_open(heapoid, AccessShareLock);
 	index = index_open(indexoid, AccessShareLock);
 	if (index->rd_indam->aminsert != tskinsert)

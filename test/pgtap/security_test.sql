@@ -1,6 +1,6 @@
 -- The privilege model with two roles, and a hostile search_path.
 BEGIN;
-SELECT plan(38);
+SELECT plan(39);
 
 CREATE ROLE ts_owner NOLOGIN;
 CREATE ROLE ts_other NOLOGIN;
@@ -23,6 +23,8 @@ SELECT throws_ok($$SELECT * FROM tablestore.execute_batch('Secrets', '[{"op": "d
 	'42501', NULL, 'no rights: batch denied');
 SELECT throws_ok($$SELECT * FROM tablestore.query_entities('Secrets')$$, '42501', NULL, 'no rights: query_entities denied');
 SELECT throws_ok($$SELECT * FROM tablestore.query_entities_page('Secrets')$$, '42501', NULL, 'no rights: query_entities_page denied');
+SELECT throws_ok($$SELECT tablestore.verify_index(indexrelid::regclass) FROM pg_index WHERE indrelid = 'tablestore_data.secrets'::regclass$$,
+	'42501', NULL, 'no rights: verify_index denied');
 SELECT throws_ok($$SELECT tablestore.delete_table('Secrets')$$, '42501', NULL, 'not the owner: delete_table denied');
 SELECT throws_ok($$SELECT tablestore.create_table('Mine')$$, '42501', NULL, 'no CREATE on tablestore_data: create_table denied');
 SELECT is((SELECT count(*) FROM tablestore.tables WHERE relation_name = 'mine')::int, 0, 'and left no catalog row');
