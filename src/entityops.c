@@ -412,36 +412,39 @@ update_one(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional, int64 
 static void
 delete_one(RelPlans *plans, text *pk, text *rk, bool conditional, int64 ticks)
 {
-	int			ret;
+	Datum		args[3] = {PointerGetDatum(pk), PointerGetDatum(rk), (Datum) 0};
 
 	if (conditional)
 	{
-		Datum		args[3] = {PointerGetDatum(pk), PointerGetDatum(rk),
-		TimestampTzGetDatum(ts_ticks_to_timestamptz(ticks))};
-
 		/* an ETag finer than a microsecond matches no Timestamp of ours */
+		args[2] = TimestampTzGetDatum(ts_ticks_to_timestamptz(ticks));
 		if (ts_timestamptz_to_ticks(ts_ticks_to_timestamptz(ticks)) != ticks)
 			args[2] = TimestampTzGetDatum(DT_NOBEGIN);
-		ret = SPI_execute_plan(plans->delete_if, args, NULL, false, 0);
 	}
-	else
-	{
-		Datum		args[2] = {PointerGetDatum(pk), PointerGetDatum(rk)};
 
-		ret = SPI_execute_plan(plans->delete_any, args, NULL, false, 0);
-	}
-	if (ret != SPI_OK_DELETE)
-		elog(ERROR, "could not delete entity: %s", SPI_result_code_string(ret));
-	if (SPI_processed == 0)
+	for (int round = 0;; round++)
 	{
-		/* tell a missing entity from a changed one */
-		StoredEntity old = read_entity(plans->get, pk, rk, false);
+		int			ret = SPI_execute_plan(conditional ? plans->delete_if : plans->delete_any,
+										   args, NULL, false, 0);
+		StoredEntity old;
 
+		if (ret != SPI_OK_DELETE)
+			elog(ERROR, "could not delete entity: %s", SPI_result_code_string(ret));
+		if (SPI_processed > 0)
+			return;
+
+		/*
+		 * Tell a missing entity from a changed one.  If it exists and matches
+		 * now, the row our DELETE waited for was deleted and the key inserted
+		 * again meanwhile (READ COMMITTED): go round and delete that one.
+		 */
+		old = read_entity(plans->get, pk, rk, false);
 		check_condition(&old, conditional, ticks, pk, rk);
-		/* it exists and matches now: it was written after our delete's snapshot */
-		ts_ereport(ERROR, TS_UpdateConditionNotSatisfied,
-				   errmsg("entity (\"%s\", \"%s\") changed while it was being deleted",
-						  text_to_cstring(pk), text_to_cstring(rk)));
+		if (round == UPSERT_MAX_ROUNDS)
+			ts_ereport(ERROR, TS_UpdateConditionNotSatisfied,
+					   errmsg("entity (\"%s\", \"%s\") changed while it was being deleted",
+							  text_to_cstring(pk), text_to_cstring(rk)));
+		CHECK_FOR_INTERRUPTS();
 	}
 }
 
@@ -473,15 +476,22 @@ ts_apply_op(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional, int64
 
 		case TS_OP_UPDATE:
 		case TS_OP_MERGE:
-			if (!update_one(plans, kind, e, conditional, ticks, result))
+
+			/*
+			 * No row matched: tell a missing entity from a changed one.  If
+			 * it exists and matches now, the row our UPDATE waited for was
+			 * deleted and the key inserted again meanwhile (READ COMMITTED):
+			 * go round and write the entity that exists now.
+			 */
+			for (round = 0; !update_one(plans, kind, e, conditional, ticks, result); round++)
 			{
-				/* tell a missing entity from a changed one */
 				old = read_entity(plans->get, pk, rk, false);
 				check_condition(&old, conditional, ticks, pk, rk);
-				/* it exists and matches now: it changed after our update's snapshot */
-				ts_ereport(ERROR, TS_UpdateConditionNotSatisfied,
-						   errmsg("entity (\"%s\", \"%s\") changed while it was being written",
-								  text_to_cstring(pk), text_to_cstring(rk)));
+				if (round == UPSERT_MAX_ROUNDS)
+					ts_ereport(ERROR, TS_UpdateConditionNotSatisfied,
+							   errmsg("entity (\"%s\", \"%s\") changed while it was being written",
+									  text_to_cstring(pk), text_to_cstring(rk)));
+				CHECK_FOR_INTERRUPTS();
 			}
 			break;
 
