@@ -16,14 +16,16 @@
  * condition in its WHERE clause and the merge done by jsonb operators, so the
  * row lock and PostgreSQL's recheck of the latest row version decide: two
  * writers holding the same ETag cannot both succeed.  When no row matched, a
- * read tells a missing entity from a changed one.  An insert just inserts:
- * the relation's unique tskey index waits for a concurrent inserter of the
- * same key and raises EntityAlreadyExists if that one commits (ON CONFLICT
- * is not available, PostgreSQL 15 allows it only with btree indexes).  The
- * upserts loop: update if the entity exists, else insert in a
+ * read tells a missing entity from a changed one, and a write that waited
+ * for a row deleted and re-inserted meanwhile goes round.  An insert just
+ * inserts: the relation's unique tskey index waits for a concurrent inserter
+ * of the same key and raises EntityAlreadyExists if that one commits (ON
+ * CONFLICT is not available, PostgreSQL 15 allows it only with btree
+ * indexes).  The upserts loop: update if the entity exists, else insert in a
  * subtransaction; an insert that loses a race is rolled back and goes round
- * again to update the winner's row.  Timestamps are computed in the UPDATE from the clock and the
- * previous Timestamp, so they increase per entity even within a microsecond.
+ * again to update the winner's row.  Timestamps are computed in the UPDATE
+ * from the clock and the previous Timestamp, so they increase per entity
+ * even within a microsecond.
  *
  *-------------------------------------------------------------------------
  */

@@ -139,7 +139,8 @@ find_key_index(Relation heap)
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 			 errmsg("entity relation \"%s\" has no key index", RelationGetRelationName(heap)),
-			 errhint("REINDEX the table, or create it again with create_table.")));
+			 errhint("Create it again: CREATE UNIQUE INDEX ON " TS_DATA_SCHEMA ".%s USING tskey (pk, rk).",
+					 quote_identifier(RelationGetRelationName(heap)))));
 	return InvalidOid;			/* keep the compiler quiet */
 }
 
@@ -240,12 +241,9 @@ query_end(QueryScan *qs)
 static int
 range_keys(QueryScan *qs, ScanKey keys, int n, int col, const TsKeyRange *r)
 {
-	bool		eq = r->lo.value != NULL && r->hi.value != NULL && r->lo.inclusive && r->hi.inclusive &&
-		ts_utf16_cmp(VARDATA_ANY(r->lo.value), VARSIZE_ANY_EXHDR(r->lo.value),
-					 VARDATA_ANY(r->hi.value), VARSIZE_ANY_EXHDR(r->hi.value)) == 0;
 	Oid			collation = qs->index->rd_indcollation[col];
 
-	if (eq)
+	if (ts_key_range_is_point(r))
 	{
 		ScanKeyEntryInitialize(&keys[n++], 0, col + 1, BTEqualStrategyNumber, InvalidOid, collation,
 							   qs->procs[col][BTEqualStrategyNumber], PointerGetDatum(r->lo.value));
@@ -371,7 +369,6 @@ bool
 ts_point_read(text *table_name, text *pk, text *rk, const char *select_list, Jsonb **result)
 {
 	TsQueryPlan plan = {0};
-	TsScanSegment point = {0};
 	char	   *relname;
 	Oid			relid;
 	QueryScan  *qs;
@@ -379,12 +376,8 @@ ts_point_read(text *table_name, text *pk, text *rk, const char *select_list, Jso
 
 	if (query_table(table_name, &relid, &relname))
 		return false;
-	point.pk.lo.value = point.pk.hi.value = pk;
-	point.rk.lo.value = point.rk.hi.value = rk;
-	point.pk.lo.inclusive = point.pk.hi.inclusive = true;
-	point.rk.lo.inclusive = point.rk.hi.inclusive = true;
 	plan.kind = TS_ACCESS_POINT;
-	plan.points = list_make1(&point);
+	plan.points = list_make1(ts_point_segment(pk, rk));
 
 	qs = query_open(relid, &plan, NULL, NULL, select_list, 1);
 	*result = query_next(qs, &e) ? query_output(qs, &e) : NULL;

@@ -78,9 +78,9 @@ range_is_empty(const TsKeyRange *r)
 	return c > 0 || (c == 0 && !(r->lo.inclusive && r->hi.inclusive));
 }
 
-/* Whether a range is one key. */
-static bool
-range_is_point(const TsKeyRange *r)
+/* ts_key_range_is_point: whether a range is one key. */
+bool
+ts_key_range_is_point(const TsKeyRange *r)
 {
 	return r->lo.value != NULL && r->hi.value != NULL &&
 		r->lo.inclusive && r->hi.inclusive && key_cmp_text(r->lo.value, r->hi.value) == 0;
@@ -97,6 +97,21 @@ key_in_range(const TsKeyRange *r, const text *v)
 	if (r->hi.value != NULL && ((c = key_cmp_text(v, r->hi.value)) > 0 || (c == 0 && !r->hi.inclusive)))
 		return false;
 	return true;
+}
+
+/*
+ * ts_point_segment: the segment of the one key (pk, rk): a probe.
+ */
+TsScanSegment *
+ts_point_segment(text *pk, text *rk)
+{
+	TsScanSegment *seg = palloc0(sizeof(TsScanSegment));
+
+	seg->pk.lo.value = seg->pk.hi.value = pk;
+	seg->rk.lo.value = seg->rk.hi.value = rk;
+	seg->pk.lo.inclusive = seg->pk.hi.inclusive = true;
+	seg->rk.lo.inclusive = seg->rk.hi.inclusive = true;
+	return seg;
 }
 
 /* Which key a comparison constrains: 1 PartitionKey, 2 RowKey, 0 none. */
@@ -231,7 +246,6 @@ disjunction_points(FilterNode *n, text *pk_eq, const TsKeyRange *pkr, const TsKe
 	{
 		text	   *pk;
 		text	   *rk;
-		TsScanSegment *seg;
 
 		if (!branch_point(lfirst(lc), &pk, &rk))
 			return false;
@@ -243,12 +257,7 @@ disjunction_points(FilterNode *n, text *pk_eq, const TsKeyRange *pkr, const TsKe
 		}
 		if (!key_in_range(pkr, pk) || !key_in_range(rkr, rk))
 			continue;
-		seg = palloc0(sizeof(TsScanSegment));
-		seg->pk.lo.value = seg->pk.hi.value = pk;
-		seg->rk.lo.value = seg->rk.hi.value = rk;
-		seg->pk.lo.inclusive = seg->pk.hi.inclusive = true;
-		seg->rk.lo.inclusive = seg->rk.hi.inclusive = true;
-		all = lappend(all, seg);
+		all = lappend(all, ts_point_segment(pk, rk));
 	}
 	list_sort(all, point_cmp);
 	foreach(lc, all)
@@ -326,7 +335,7 @@ ts_plan_query(FilterNode *filter)
 		FilterNode *n = lfirst(lc);
 
 		if (points_from == NULL &&
-			disjunction_points(n, range_is_point(&plan->pk) ? plan->pk.lo.value : NULL,
+			disjunction_points(n, ts_key_range_is_point(&plan->pk) ? plan->pk.lo.value : NULL,
 							   &plan->pk, &plan->rk, &plan->points))
 		{
 			points_from = n;
@@ -342,9 +351,9 @@ ts_plan_query(FilterNode *filter)
 
 	if (points_from != NULL)
 		plan->kind = list_length(plan->points) == 1 ? TS_ACCESS_POINT : TS_ACCESS_MULTI_POINT;
-	else if (range_is_point(&plan->pk))
+	else if (ts_key_range_is_point(&plan->pk))
 	{
-		if (range_is_point(&plan->rk))
+		if (ts_key_range_is_point(&plan->rk))
 			plan->kind = TS_ACCESS_POINT;
 		else if (plan->rk.lo.value != NULL || plan->rk.hi.value != NULL)
 			plan->kind = TS_ACCESS_RANGE;
@@ -434,8 +443,9 @@ ts_plan_segments(const TsQueryPlan *plan, text *next_pk, text *next_rk)
 	return segments;
 }
 
-const char *
-ts_access_kind_name(TsAccessKind kind)
+/* The name of an access kind, as explain_query shows it. */
+static const char *
+access_kind_name(TsAccessKind kind)
 {
 	static const char *const names[] = {
 		"point", "multi-point", "range", "partition scan", "key range scan", "table scan"
@@ -480,7 +490,7 @@ push_range(JsonbParseState **st, const char *name, const TsKeyRange *r)
 		return;
 	}
 	pushJsonbValue(st, WJB_BEGIN_OBJECT, NULL);
-	if (range_is_point(r))
+	if (ts_key_range_is_point(r))
 		push_key(st, "eq", VARDATA_ANY(r->lo.value), VARSIZE_ANY_EXHDR(r->lo.value));
 	else
 	{
@@ -504,7 +514,7 @@ ts_explain_plan(const TsQueryPlan *plan)
 	JsonbParseState *st = NULL;
 	JsonbValue	v;
 	JsonbValue *res;
-	const char *kind = ts_access_kind_name(plan->kind);
+	const char *kind = access_kind_name(plan->kind);
 
 	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
 	push_key(&st, "access", kind, strlen(kind));

@@ -260,7 +260,8 @@ typedef struct TsQueryPlan
 extern TsQueryPlan *ts_plan_query(FilterNode *filter);
 extern List *ts_plan_segments(const TsQueryPlan *plan, text *next_pk, text *next_rk);
 extern Jsonb *ts_explain_plan(const TsQueryPlan *plan);
-extern const char *ts_access_kind_name(TsAccessKind kind);
+extern bool ts_key_range_is_point(const TsKeyRange *r);
+extern TsScanSegment *ts_point_segment(text *pk, text *rk);
 
 /* query.c */
 extern bool ts_point_read(text *table_name, text *pk, text *rk, const char *select_list,

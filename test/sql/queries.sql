@@ -142,6 +142,18 @@ SELECT * FROM tablestore.query_entities_page('Types', NULL, NULL, 10, 'p', NULL)
 SELECT * FROM tablestore.query_entities_page('Types', NULL, NULL, 10, 'p', 'a/b');
 SELECT tablestore.explain_query('Missing', '');
 SELECT tablestore.list_tables('TableName eq');
+-- an entity relation changed behind the extension's back is refused, not misread
+SELECT tablestore.create_table('Altered');
+ALTER TABLE tablestore_data.altered ADD COLUMN extra int;
+SELECT tablestore.query_entities('Altered');
+SELECT tablestore.create_table('Unindexed');
+DO $$ BEGIN
+	EXECUTE format('DROP INDEX %s', (SELECT indexrelid::regclass FROM pg_index
+		WHERE indrelid = 'tablestore_data.unindexed'::regclass));
+END $$;
+SELECT tablestore.query_entities('Unindexed');
+SELECT tablestore.get_entity('Unindexed', 'p', 'r');
 \set VERBOSITY terse
+SELECT tablestore.delete_table(t) FROM unnest(ARRAY['Altered', 'Unindexed']) t;
 
 SELECT tablestore.delete_table(t) FROM unnest(ARRAY['Types', 'Ordered', 'Paged']) t;
