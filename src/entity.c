@@ -911,6 +911,7 @@ output_all(text *pk, text *rk, TimestampTz ts, Jsonb *props)
 	JsonbIteratorToken tok;
 	JsonbValue	v;
 	bool		skip = false;
+	bool		nested = false;
 
 	/* the system properties in jsonb key order (by length, then bytes) */
 	set_pair(&sys[nsys++], "RowKey", 6, VARDATA_ANY(rk), VARSIZE_ANY_EXHDR(rk), 0);
@@ -940,13 +941,34 @@ output_all(text *pk, text *rk, TimestampTz ts, Jsonb *props)
 			pairs[n].order = n;
 		}
 		else if (tok == WJB_VALUE && !skip)
+		{
+			nested |= (v.type == jbvBinary);
 			pairs[n++].value = v;
+		}
 	}
 	while (isys < nsys)
 	{
 		pairs[n] = sys[isys++];
 		pairs[n].order = n;
 		n++;
+	}
+
+	/*
+	 * A nested object or array (never in the stored form, but plain SQL can
+	 * store one) cannot be serialized from an in-memory object: build the
+	 * entity pair by pair instead, which unpacks it.
+	 */
+	if (nested)
+	{
+		JsonbParseState *st = NULL;
+
+		pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+		for (int i = 0; i < n; i++)
+		{
+			pushJsonbValue(&st, WJB_KEY, &pairs[i].key);
+			pushJsonbValue(&st, WJB_VALUE, &pairs[i].value);
+		}
+		return pushJsonbValue(&st, WJB_END_OBJECT, NULL);
 	}
 
 	obj->type = jbvObject;
