@@ -843,6 +843,10 @@ ts_parse_select_list(const char *select_list)
 		if (!ts_is_valid_property_name(start, end - start))
 			ts_ereport(ERROR, TS_InvalidInput,
 					   errmsg("select list names invalid property \"%s\"", ts_clip(start, end - start)));
+		if (ts_utf16_length(start, end - start) > TS_MAX_NAME_CHARS)
+			ts_ereport(ERROR, TS_InvalidInput,
+					   errmsg("select list names property \"%s\", longer than %d characters",
+							  ts_clip(start, end - start), TS_MAX_NAME_CHARS));
 		if (list_length(names) == TS_MAX_SELECT)
 			ts_ereport(ERROR, TS_InvalidInput,
 					   errmsg("select list names more than %d properties", TS_MAX_SELECT),

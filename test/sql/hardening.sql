@@ -202,6 +202,9 @@ SELECT pg_temp.try(format('SELECT tablestore.get_entity(%L, %L, %L, %L)', 'Victi
 SELECT pg_temp.try(format('SELECT tablestore.get_entity(%L, %L, %L, %L)', 'Victim', 'p', 'r',
 	(SELECT string_agg('P' || i, ',') FROM generate_series(1, 20000) i))) AS select_20000;
 
+SELECT pg_temp.try(format('SELECT tablestore.get_entity(%L, %L, %L, %L)', 'Victim', 'p', 'r',
+	repeat('n', 256))) AS select_long_name;
+
 -- Edm.Double takes the service's lexical forms only
 SELECT v AS double, pg_temp.try(format('SELECT tablestore.insert_or_replace_entity(%L, %L)', 'Victim',
 	jsonb_build_object('PartitionKey', 'p', 'RowKey', 'd', 'X', v, 'X@odata.type', 'Edm.Double'))) AS result
