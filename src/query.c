@@ -44,6 +44,7 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/portal.h"
 #include "utils/rel.h"
 #include "utils/rls.h"
 #include "utils/snapmgr.h"
@@ -79,6 +80,20 @@ typedef struct QueryScan
 	bool		select_all;
 	List	   *select;
 	int64		remaining;		/* entities still to return; -1: no limit */
+
+	/*
+	 * Under row-level security the scan reads through SQL, so that the
+	 * policies apply: one cursor per segment, fetched in batches.
+	 */
+	bool		via_sql;
+	char	   *relname;		/* quoted, qualified name of the relation */
+	Portal		cursor;			/* the open segment's cursor, or NULL */
+	char	   *cursor_name;
+	MemoryContext batchcxt;		/* the fetched rows; reset per batch */
+	HeapTuple  *batch;
+	TupleDesc	batch_desc;
+	int			batch_n;
+	int			batch_pos;
 	MemoryContext scancxt;		/* where the scan lives */
 	MemoryContext rowcxt;		/* reset per entity */
 } QueryScan;
@@ -94,6 +109,7 @@ typedef struct ScanEntity
 
 static QueryScan *query_open(Oid relid, Oid indexid, TsQueryPlan *plan, text *next_pk,
 							 text *next_rk, const char *select_list, int64 top);
+static void sql_close_cursor(QueryScan *qs);
 
 /*
  * Resolve a table for a query: its relation, locked, and the caller's
@@ -118,14 +134,26 @@ query_begin(text *table_name, TsQueryPlan *plan, text *next_pk, text *next_rk,
 	char	   *relname;
 	Oid			relid;
 	Oid			indexid;
+	QueryScan  *qs;
 
-	if (query_table(table_name, &relid, &indexid, &relname))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("queries of table \"%s\" are not supported while its entity relation has row-level security enabled",
-						text_to_cstring(table_name)),
-				 errhint("Query the relation " TS_DATA_SCHEMA ".%s with SQL instead.", quote_identifier(relname))));
-	return query_open(relid, indexid, plan, next_pk, next_rk, select_list, top);
+	if (!query_table(table_name, &relid, &indexid, &relname))
+		return query_open(relid, indexid, plan, next_pk, next_rk, select_list, top);
+
+	/* row-level security applies: read through SQL, under the policies */
+	qs = palloc0(sizeof(QueryScan));
+	qs->via_sql = true;
+	qs->relname = quote_qualified_identifier(TS_DATA_SCHEMA, relname);
+	qs->select_all = (select_list == NULL);
+	qs->select = ts_parse_select_list(select_list);
+	qs->residual = plan->residual;
+	qs->segments = ts_plan_segments(plan, next_pk, next_rk);
+	qs->remaining = top;
+	qs->scancxt = CurrentMemoryContext;
+	qs->rowcxt = AllocSetContextCreate(CurrentMemoryContext, "tablestore query row",
+									   ALLOCSET_DEFAULT_SIZES);
+	qs->batchcxt = AllocSetContextCreate(CurrentMemoryContext, "tablestore query batch",
+										 ALLOCSET_DEFAULT_SIZES);
+	return qs;
 }
 
 /* Open the scan of query_begin on a resolved relation. */
@@ -170,6 +198,13 @@ query_open(Oid relid, Oid indexid, TsQueryPlan *plan, text *next_pk, text *next_
 static void
 query_end(QueryScan *qs)
 {
+	if (qs->via_sql)
+	{
+		sql_close_cursor(qs);
+		MemoryContextDelete(qs->batchcxt);
+		MemoryContextDelete(qs->rowcxt);
+		return;
+	}
 	if (qs->scan != NULL)
 		index_endscan(qs->scan);
 	qs->scan = NULL;
@@ -178,6 +213,113 @@ query_end(QueryScan *qs)
 	table_close(qs->heap, NoLock);
 	UnregisterSnapshot(qs->snapshot);
 	MemoryContextDelete(qs->rowcxt);
+}
+
+/* Close the cursor of a scan through SQL, if one is open. */
+static void
+sql_close_cursor(QueryScan *qs)
+{
+	Portal		portal;
+
+	if (qs->cursor_name == NULL)
+		return;
+	/* the portal is gone if the transaction or subtransaction ended */
+	portal = GetPortalByName(qs->cursor_name);
+	if (PortalIsValid(portal))
+		SPI_cursor_close(portal);
+	qs->cursor_name = NULL;
+}
+
+/*
+ * Append the conditions of one key column's range to a WHERE clause, with
+ * the bounds as parameters.
+ */
+static void
+sql_range(StringInfo sql, const char *col, const TsKeyRange *r, Datum *values, int *n)
+{
+	if (ts_key_range_is_point(r))
+	{
+		values[*n] = PointerGetDatum(r->lo.value);
+		appendStringInfo(sql, " AND %s OPERATOR(" TS_SCHEMA ".=) $%d::" TS_SCHEMA ".key", col, ++*n);
+		return;
+	}
+	if (r->lo.value != NULL)
+	{
+		values[*n] = PointerGetDatum(r->lo.value);
+		appendStringInfo(sql, " AND %s OPERATOR(" TS_SCHEMA ".%s) $%d::" TS_SCHEMA ".key", col,
+						 r->lo.inclusive ? ">=" : ">", ++*n);
+	}
+	if (r->hi.value != NULL)
+	{
+		values[*n] = PointerGetDatum(r->hi.value);
+		appendStringInfo(sql, " AND %s OPERATOR(" TS_SCHEMA ".%s) $%d::" TS_SCHEMA ".key", col,
+						 r->hi.inclusive ? "<=" : "<", ++*n);
+	}
+}
+
+/*
+ * Open the cursor of a segment of a scan through SQL: the entities of the
+ * segment in key order, as the caller may see them (row-level security and
+ * privileges apply, as to any query).  Names and operators are qualified and
+ * the keys are parameters.
+ */
+static void
+sql_open_segment(QueryScan *qs, const TsScanSegment *seg)
+{
+	StringInfoData sql;
+	Datum		values[4];
+	Oid			types[4] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID};
+	int			n = 0;
+	Portal		portal;
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "SELECT pk, rk, ts, props FROM ONLY %s WHERE true", qs->relname);
+	sql_range(&sql, "pk", &seg->pk, values, &n);
+	sql_range(&sql, "rk", &seg->rk, values, &n);
+	/* the key type's default btree operator class orders as the service */
+	appendStringInfoString(&sql, " ORDER BY pk, rk");
+
+	SPI_connect();
+	portal = SPI_cursor_open_with_args(NULL, sql.data, n, types, values, NULL, true, 0);
+	if (portal == NULL)
+		elog(ERROR, "could not open cursor for \"%s\": %s", sql.data, SPI_result_code_string(SPI_result));
+	qs->cursor_name = MemoryContextStrdup(qs->scancxt, portal->name);
+	SPI_finish();
+	qs->batch_n = qs->batch_pos = 0;
+}
+
+/*
+ * The next row of the open segment's cursor (in the batch context); false
+ * when the segment has no more.
+ */
+static bool
+sql_next_row(QueryScan *qs, HeapTuple *tuple)
+{
+	if (qs->batch_pos == qs->batch_n)
+	{
+		Portal		portal;
+		MemoryContext old;
+
+		MemoryContextReset(qs->batchcxt);
+		qs->batch_n = qs->batch_pos = 0;
+		SPI_connect();
+		portal = SPI_cursor_find(qs->cursor_name);
+		if (portal == NULL)
+			elog(ERROR, "cursor \"%s\" of the query has gone", qs->cursor_name);
+		SPI_cursor_fetch(portal, true, 100);
+		old = MemoryContextSwitchTo(qs->batchcxt);
+		qs->batch = palloc(sizeof(HeapTuple) * Max(SPI_processed, 1));
+		for (uint64 i = 0; i < SPI_processed; i++)
+			qs->batch[i] = heap_copytuple(SPI_tuptable->vals[i]);
+		qs->batch_desc = CreateTupleDescCopy(SPI_tuptable->tupdesc);
+		qs->batch_n = (int) SPI_processed;
+		MemoryContextSwitchTo(old);
+		SPI_finish();
+		if (qs->batch_n == 0)
+			return false;
+	}
+	*tuple = qs->batch[qs->batch_pos++];
+	return true;
 }
 
 /* Add the scan keys of one key column's range. */
@@ -261,24 +403,64 @@ query_next(QueryScan *qs, ScanEntity *e)
 				MemoryContextSwitchTo(old);
 				return false;
 			}
-			open_segment(qs, list_nth(qs->segments, qs->segno));
+			if (qs->via_sql)
+			{
+				sql_close_cursor(qs);
+				sql_open_segment(qs, list_nth(qs->segments, qs->segno));
+				qs->segment_open = true;
+			}
+			else
+				open_segment(qs, list_nth(qs->segments, qs->segno));
 		}
-		if (!index_getnext_slot(qs->scan, ForwardScanDirection, qs->slot))
+		if (qs->via_sql)
 		{
-			qs->segment_open = false;
-			qs->segno++;
-			continue;
-		}
+			HeapTuple	tuple;
+			bool		isnull[4];
+			Datum		values[4];
 
-		slot_getallattrs(qs->slot);
-		for (int att = 0; att < 4; att++)
-			if (qs->slot->tts_isnull[att])
-				ts_stored_row_invalid(qs->heap, "a null column");
-		e->pk = DatumGetTextPP(qs->slot->tts_values[TS_ATT_PK - 1]);
-		e->rk = DatumGetTextPP(qs->slot->tts_values[TS_ATT_RK - 1]);
-		e->ts = DatumGetTimestampTz(qs->slot->tts_values[TS_ATT_TS - 1]);
-		e->props = DatumGetJsonbP(qs->slot->tts_values[TS_ATT_PROPS - 1]);
-		ts_check_stored_props(qs->heap, e->props);
+			if (!sql_next_row(qs, &tuple))
+			{
+				qs->segment_open = false;
+				qs->segno++;
+				continue;
+			}
+			for (int att = 0; att < 4; att++)
+			{
+				values[att] = heap_getattr(tuple, att + 1, qs->batch_desc, &isnull[att]);
+				if (isnull[att])
+					ereport(ERROR,
+							(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+							 errmsg("entity relation %s holds a row with a null column", qs->relname)));
+			}
+			e->pk = DatumGetTextPP(values[0]);
+			e->rk = DatumGetTextPP(values[1]);
+			e->ts = DatumGetTimestampTz(values[2]);
+			e->props = DatumGetJsonbP(values[3]);
+			if (!JB_ROOT_IS_OBJECT(e->props) || JB_ROOT_IS_SCALAR(e->props))
+				ereport(ERROR,
+						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						 errmsg("entity relation %s holds a row with props that are not a JSON object",
+								qs->relname)));
+		}
+		else
+		{
+			if (!index_getnext_slot(qs->scan, ForwardScanDirection, qs->slot))
+			{
+				qs->segment_open = false;
+				qs->segno++;
+				continue;
+			}
+
+			slot_getallattrs(qs->slot);
+			for (int att = 0; att < 4; att++)
+				if (qs->slot->tts_isnull[att])
+					ts_stored_row_invalid(qs->heap, "a null column");
+			e->pk = DatumGetTextPP(qs->slot->tts_values[TS_ATT_PK - 1]);
+			e->rk = DatumGetTextPP(qs->slot->tts_values[TS_ATT_RK - 1]);
+			e->ts = DatumGetTimestampTz(qs->slot->tts_values[TS_ATT_TS - 1]);
+			e->props = DatumGetJsonbP(qs->slot->tts_values[TS_ATT_PROPS - 1]);
+			ts_check_stored_props(qs->heap, e->props);
+		}
 		if (qs->residual != NULL)
 		{
 			row.pk = VARDATA_ANY(e->pk);

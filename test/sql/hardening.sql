@@ -303,6 +303,29 @@ COMMIT;
 RESET ROLE;
 SELECT rk, props FROM tablestore_data.hidden ORDER BY rk;
 
+-- queries under row-level security stream through SQL cursors, in batches,
+-- in key order, with the policies applied
+SET ROLE regress_ts_owner;
+SELECT count(*) AS inserted FROM (SELECT tablestore.insert_entity('Hidden', jsonb_build_object('PartitionKey', 'm' || (i % 3),
+	'RowKey', lpad(i::text, 4, '0'), 'N', i)) FROM generate_series(1, 250) i) d;
+RESET ROLE;
+SET ROLE regress_ts_nobody;
+SELECT count(*) AS visible, count(*) = count(DISTINCT e->>'RowKey') AS once,
+	bool_and((e->>'N')::int BETWEEN 1 AND 250) AS all_policy_allowed
+FROM tablestore.query_entities('Hidden', 'N ge 1') e;
+SELECT array_agg(e->>'RowKey') = (SELECT array_agg(lpad(i::text, 4, '0') ORDER BY i % 3, lpad(i::text, 4, '0'))
+	FROM generate_series(1, 250) i) AS key_order
+FROM tablestore.query_entities('Hidden', 'N ge 1') e;
+SELECT count(*) AS limited FROM (SELECT tablestore.query_entities('Hidden', 'PartitionKey ge ''m''') LIMIT 5) d;
+SELECT count(*) AS secret FROM tablestore.query_entities('Hidden', 'RowKey eq ''secret''');
+BEGIN;
+DECLARE c CURSOR FOR SELECT e->>'RowKey' AS rk FROM tablestore.query_entities('Hidden', 'PartitionKey eq ''m1''') e;
+FETCH 2 FROM c;
+FETCH 1 FROM c;
+CLOSE c;
+COMMIT;
+RESET ROLE;
+
 -- clean up
 SET ROLE regress_ts_owner;
 SELECT tablestore.delete_table(t) FROM unnest(ARRAY['Victim', 'Hidden']) t;
