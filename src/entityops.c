@@ -329,6 +329,12 @@ write_entity(SPIPlanPtr plan, text *pk, text *rk, TimestampTz ts, Jsonb *props)
 
 	if (ret != SPI_OK_INSERT && ret != SPI_OK_UPDATE)
 		elog(ERROR, "could not write entity: %s", SPI_result_code_string(ret));
+	if (SPI_processed != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_TRIGGERED_ACTION_EXCEPTION),
+				 errmsg("entity (\"%s\", \"%s\") was not stored", ts_clip_text(pk), ts_clip_text(rk)),
+				 errdetail("A trigger of the entity relation skipped the write."),
+				 errhint("An entity relation's BEFORE triggers must return the row.")));
 	return SPI_processed;
 }
 

@@ -33,6 +33,7 @@
 #include "catalog/pg_type.h"
 #include "commands/defrem.h"
 #include "parser/parse_func.h"
+#include "rewrite/prs2lock.h"
 #include "commands/tablecmds.h"
 #include "executor/spi.h"
 #include "mb/pg_wchar.h"
@@ -196,7 +197,8 @@ find_key_index(Relation heap)
  * relation exactly as create_table made it, so that every reader and writer
  * may rely on its row format: a plain heap table, attributes pk and rk of
  * type tablestore.key, ts timestamptz and props jsonb at attribute numbers
- * 1 to 4, all NOT NULL, no other live column.  With need_index, also its key
+ * 1 to 4, all NOT NULL and none generated, no other live column, no rules
+ * (a rule could silently turn a write into nothing).  With need_index, also its key
  * index, whose OID is returned.  Anything else is refused with a clear
  * error: the relation may have been altered by its owner, or made by hand.
  */
@@ -218,6 +220,8 @@ ts_check_entity_relation(Relation heap, bool need_index)
 		relation_altered(heap, "it is not a plain table");
 	if (heap->rd_rel->relam != HEAP_TABLE_AM_OID)
 		relation_altered(heap, "it does not use the heap table access method");
+	if (heap->rd_rules != NULL && heap->rd_rules->numLocks > 0)
+		relation_altered(heap, "it has rules");
 	if (desc->natts < 4)
 		relation_altered(heap, "it lacks columns");
 	for (int i = 0; i < desc->natts; i++)
@@ -237,6 +241,8 @@ ts_check_entity_relation(Relation heap, bool need_index)
 			relation_altered(heap, psprintf("column \"%s\" has the wrong type", columns[i].name));
 		if (!att->attnotnull)
 			relation_altered(heap, psprintf("column \"%s\" allows nulls", columns[i].name));
+		if (att->attgenerated != '\0')
+			relation_altered(heap, psprintf("column \"%s\" is generated", columns[i].name));
 	}
 	if (need_index)
 	{

@@ -88,6 +88,23 @@ SELECT props FROM tablestore_data.arrays;
 SELECT tablestore.delete_table('Arrays');
 RESET ROLE;
 
+-- a rule or a trigger that turns a write into nothing cannot make a write
+-- report success
+SET ROLE regress_ts_owner;
+SELECT tablestore.create_table('Ruled');
+CREATE RULE nothing AS ON INSERT TO tablestore_data.ruled DO INSTEAD NOTHING;
+SELECT pg_temp.try($$SELECT tablestore.insert_entity('Ruled', '{"PartitionKey": "p", "RowKey": "r"}')$$) AS insert_ruled;
+SELECT pg_temp.try($$SELECT tablestore.query_entities('Ruled')$$) AS query_ruled;
+DROP RULE nothing ON tablestore_data.ruled;
+CREATE FUNCTION pg_temp.skip() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$;
+CREATE TRIGGER skip BEFORE INSERT ON tablestore_data.ruled FOR EACH ROW EXECUTE FUNCTION pg_temp.skip();
+SELECT pg_temp.try($$SELECT tablestore.insert_entity('Ruled', '{"PartitionKey": "p", "RowKey": "r"}')$$) AS insert_skipped;
+SELECT pg_temp.try($$SELECT tablestore.insert_or_replace_entity('Ruled', '{"PartitionKey": "p", "RowKey": "r"}')$$) AS upsert_skipped;
+SELECT count(*) AS stored FROM tablestore_data.ruled;
+SELECT tablestore.delete_table('Ruled');
+DROP FUNCTION pg_temp.skip();
+RESET ROLE;
+
 -- 3. NULL in every argument of every function, for a role without rights
 SET ROLE regress_ts_nobody;
 SELECT f AS call, pg_temp.try('SELECT ' || f) AS result FROM unnest(ARRAY[
