@@ -339,6 +339,26 @@ write_entity(SPIPlanPtr plan, text *pk, text *rk, TimestampTz ts, Jsonb *props)
 }
 
 /*
+ * In a PG_CATCH block: if the error being handled is a unique violation of
+ * key (pk, rk), raise EntityAlreadyExists instead (without the internal
+ * statement as context).  Otherwise return, for the caller to re-throw.
+ */
+static void
+raise_if_unique_violation(text *pk, text *rk)
+{
+	ErrorData  *edata = CopyErrorData();
+
+	if (edata->sqlerrcode != ERRCODE_UNIQUE_VIOLATION)
+	{
+		FreeErrorData(edata);
+		return;
+	}
+	FlushErrorState();
+	ts_ereport(ERROR, TS_EntityAlreadyExists,
+			   errmsg("entity (\"%s\", \"%s\") already exists", ts_clip_text(pk), ts_clip_text(rk)));
+}
+
+/*
  * Insert an entity; EntityAlreadyExists if its key exists.  The key index
  * detects the conflict (after waiting for a concurrent inserter of the key);
  * its unique violation is reported as the service's error, without the
@@ -352,20 +372,15 @@ insert_one(RelPlans *plans, text *pk, text *rk, TimestampTz ts, Jsonb *props)
 
 	PG_TRY();
 	{
+		ts_lock_key(plans->relid, pk, rk);
 		write_entity(plans->insert, pk, rk, ts, props);
+		ts_unlock_key(plans->relid, pk, rk);
 	}
 	PG_CATCH();
 	{
-		ErrorData  *edata;
-
 		MemoryContextSwitchTo(oldcontext);
-		edata = CopyErrorData();
-		if (edata->sqlerrcode != ERRCODE_UNIQUE_VIOLATION)
-			PG_RE_THROW();
-		FlushErrorState();
-		ts_ereport(ERROR, TS_EntityAlreadyExists,
-				   errmsg("entity (\"%s\", \"%s\") already exists",
-						  ts_clip_text(pk), ts_clip_text(rk)));
+		raise_if_unique_violation(pk, rk);
+		PG_RE_THROW();
 	}
 	PG_END_TRY();
 }
@@ -433,8 +448,12 @@ static bool
 try_insert(RelPlans *plans, text *pk, text *rk, TimestampTz ts, Jsonb *props)
 {
 	InsertArgs	args = {plans, pk, rk, ts, props};
-	ErrorData  *edata = ts_run_in_subtransaction(insert_args, &args);
+	ErrorData  *edata;
 
+	/* serialize with the other tablestore writers of the key */
+	ts_lock_key(plans->relid, pk, rk);
+	edata = ts_run_in_subtransaction(insert_args, &args);
+	ts_unlock_key(plans->relid, pk, rk);
 	if (edata == NULL)
 		return true;
 	if (edata->sqlerrcode != ERRCODE_UNIQUE_VIOLATION)
@@ -639,6 +658,27 @@ ts_apply_op(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional, int64
 
 	result->props = e->props;
 	result->ts = 0;
+
+	/* without SPI where nothing but the executor's own work is in play */
+	if (kind != TS_OP_RETRIEVE && ts_direct_usable(plans->relid, kind))
+	{
+		MemoryContext oldcontext = CurrentMemoryContext;
+
+		PG_TRY();
+		{
+			ts_direct_apply(plans->relid, kind, e, conditional, ticks, result);
+		}
+		PG_CATCH();
+		{
+			MemoryContextSwitchTo(oldcontext);
+			if (kind == TS_OP_INSERT || kind == TS_OP_INSERT_OR_REPLACE || kind == TS_OP_INSERT_OR_MERGE)
+				raise_if_unique_violation(pk, rk);
+			PG_RE_THROW();
+		}
+		PG_END_TRY();
+		return;
+	}
+
 	switch (kind)
 	{
 		case TS_OP_INSERT:

@@ -13,7 +13,8 @@
  *	  entity.c		entity validation and the canonical stored form
  *	  tables.c		the table catalog: create_table, delete_table, list_tables
  *	  entityops.c	single-entity operations (insert, update, merge, upserts,
- *					delete, get)
+ *					delete, get) through SPI, and the choice of path
+ *	  entitywrite.c	entity writes through the table and index access methods
  *	  batch.c		entity group transactions
  *	  filter_parse.c, filter_format.c, edmtext.c
  *					the $filter parser in plain C (filter.h, edmtext.h)
@@ -206,6 +207,13 @@ extern bool ts_parse_if_match(const char *s, int64 *ticks);
 extern void ts_apply_op(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional,
 						int64 ticks, TsOpResult *result);
 extern ErrorData *ts_run_in_subtransaction(void (*fn) (void *arg), void *arg);
+
+/* entitywrite.c: writes without SPI */
+extern bool ts_direct_usable(Oid relid, TsOpKind kind);
+extern void ts_direct_apply(Oid relid, TsOpKind kind, TsEntity *e, bool conditional, int64 ticks,
+							TsOpResult *result);
+extern void ts_lock_key(Oid relid, text *pk, text *rk);
+extern void ts_unlock_key(Oid relid, text *pk, text *rk);
 
 /* filterbind.c: the $filter language bound to PostgreSQL */
 
