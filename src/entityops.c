@@ -59,6 +59,7 @@ struct RelPlans
 	SPIPlanPtr	merge;			/* (pk, rk, clock, props, etag ts or NULL, names) -> ts, props */
 	SPIPlanPtr	delete_any;		/* (pk, rk) */
 	SPIPlanPtr	delete_if;		/* (pk, rk, ts) */
+	TsCheckCache checks;		/* for the direct write path */
 };
 
 /*
@@ -112,6 +113,8 @@ plans_remove(RelPlans *p)
 	for (int i = 0; i < (int) lengthof(plans); i++)
 		if (*plans[i] != NULL)
 			SPI_freeplan(*plans[i]);
+	if (p->checks.cxt != NULL)
+		MemoryContextDelete(p->checks.cxt);
 	hash_search(plan_cache, &relid, HASH_REMOVE, NULL);
 }
 
@@ -256,6 +259,20 @@ ts_get_plans(Oid relid, const char *relname)
 	p->pins++;
 	p->last_used = ++plan_clock;
 	return p;
+}
+
+/* The entity relation of a cache entry. */
+Oid
+ts_plans_relid(RelPlans *plans)
+{
+	return plans->relid;
+}
+
+/* The compiled CHECK constraints of a cache entry (see TsCheckCache). */
+TsCheckCache *
+ts_plans_checks(RelPlans *plans)
+{
+	return &plans->checks;
 }
 
 /* ts_release_plans: unpin the statements of ts_get_plans. */
@@ -666,7 +683,7 @@ ts_apply_op(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional, int64
 
 		PG_TRY();
 		{
-			ts_direct_apply(plans->relid, kind, e, conditional, ticks, result);
+			ts_direct_apply(plans, kind, e, conditional, ticks, result);
 		}
 		PG_CATCH();
 		{

@@ -8,8 +8,8 @@
  * path does what the executor would do for that statement, directly: probe
  * the key index, lock the entity's latest row version, check the If-Match
  * condition on it, and insert, update or delete through table_tuple_* and
- * ExecInsertIndexTuples, with the relation's constraints checked by
- * ExecConstraints.  It serves a write when nothing that only the executor
+ * ExecInsertIndexTuples, with the relation's CHECK constraints compiled
+ * once per relation and checked as ExecConstraints would.  It serves a write when nothing that only the executor
  * applies is in play: the relation has no triggers (nor foreign keys, which
  * are triggers) and row-level security does not apply to the caller, and the
  * caller holds every privilege the statement would need on the whole table
@@ -51,6 +51,8 @@
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
+#include "optimizer/optimizer.h"
+#include "utils/memutils.h"
 #include "storage/lmgr.h"
 #include "storage/lock.h"
 #include "utils/acl.h"
@@ -70,6 +72,7 @@
 /* The state of one direct write. */
 typedef struct DirectWrite
 {
+	RelPlans   *plans;
 	Relation	heap;
 	Relation	index;			/* the key index */
 	RegProcedure eqproc;		/* the key type's equality */
@@ -126,12 +129,14 @@ ts_direct_usable(Oid relid, TsOpKind kind)
  * executor would set it up for an INSERT, UPDATE or DELETE of one row.
  */
 static void
-direct_begin(DirectWrite *w, Oid relid)
+direct_begin(DirectWrite *w, RelPlans *plans)
 {
+	Oid			relid = ts_plans_relid(plans);
 	RangeTblEntry *rte = makeNode(RangeTblEntry);
 	Oid			indexid;
 	Oid			opno;
 
+	w->plans = plans;
 	w->heap = table_open(relid, NoLock);
 	indexid = ts_check_entity_relation(w->heap, true);
 	w->index = index_open(indexid, RowExclusiveLock);
@@ -289,6 +294,68 @@ lock_entity(DirectWrite *w, text *pk, text *rk, LockTupleMode mode, ItemPointer 
 	return false;
 }
 
+/*
+ * Compile the CHECK constraints of the relation into the cache, as
+ * ExecRelCheck would for each statement.
+ */
+static void
+build_checks(TsCheckCache *cache, Relation heap)
+{
+	TupleConstr *constr = heap->rd_att->constr;
+	MemoryContext old;
+
+	if (cache->cxt != NULL)
+		MemoryContextDelete(cache->cxt);
+	cache->cxt = NULL;
+	cache->n = 0;
+	cache->constr = constr;
+	if (constr == NULL || constr->num_check == 0)
+		return;
+	cache->cxt = AllocSetContextCreate(TopMemoryContext, "tablestore check constraints",
+									   ALLOCSET_SMALL_SIZES);
+	old = MemoryContextSwitchTo(cache->cxt);
+	cache->states = palloc(sizeof(ExprState *) * constr->num_check);
+	cache->names = palloc(sizeof(char *) * constr->num_check);
+	for (int i = 0; i < constr->num_check; i++)
+	{
+		Expr	   *expr = expression_planner(stringToNode(constr->check[i].ccbin));
+
+		cache->states[i] = ExecInitExpr(expr, NULL);
+		cache->names[i] = pstrdup(constr->check[i].ccname);
+	}
+	cache->n = constr->num_check;
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * Check the relation's constraints on the row in slot, as ExecConstraints
+ * does: the NOT NULL columns hold values (entity rows never have NULLs in
+ * them), and every CHECK constraint is true or null.
+ */
+static void
+check_constraints(DirectWrite *w, TupleTableSlot *slot)
+{
+	TsCheckCache *cache = ts_plans_checks(w->plans);
+	ExprContext *econtext;
+
+	if (w->heap->rd_att->constr == NULL)
+		return;
+	if (cache->constr != w->heap->rd_att->constr || (cache->cxt == NULL && w->heap->rd_att->constr->num_check > 0))
+		build_checks(cache, w->heap);
+	econtext = GetPerTupleExprContext(w->estate);
+	econtext->ecxt_scantuple = slot;
+	for (int i = 0; i < cache->n; i++)
+	{
+		if (!ExecCheck(cache->states[i], econtext))
+			ereport(ERROR,
+					(errcode(ERRCODE_CHECK_VIOLATION),
+					 errmsg("new row for relation \"%s\" violates check constraint \"%s\"",
+							RelationGetRelationName(w->heap), cache->names[i]),
+					 errtableconstraint(w->heap, cache->names[i])));
+	}
+	ResetExprContext(econtext);
+}
+
 /* Fill w->newslot with an entity row. */
 static void
 store_row(DirectWrite *w, text *pk, text *rk, TimestampTz ts, Jsonb *props)
@@ -306,8 +373,7 @@ store_row(DirectWrite *w, text *pk, text *rk, TimestampTz ts, Jsonb *props)
 	for (int i = 0; i < 4; i++)
 		slot->tts_isnull[i] = false;
 	ExecStoreVirtualTuple(slot);
-	if (w->heap->rd_att->constr != NULL)
-		ExecConstraints(w->rri, slot, w->estate);
+	check_constraints(w, slot);
 }
 
 /* The key lock of entity (pk, rk) of a relation. */
@@ -522,9 +588,10 @@ upsert_insert(DirectWrite *w, TsEntity *e, TsOpResult *result, bool *exists)
  * accepted, as ts_apply_op does through SPI: same results, same errors.
  */
 void
-ts_direct_apply(Oid relid, TsOpKind kind, TsEntity *e, bool conditional, int64 ticks,
+ts_direct_apply(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional, int64 ticks,
 				TsOpResult *result)
 {
+	Oid			relid = ts_plans_relid(plans);
 	DirectWrite w;
 	text	   *pk = e->partition_key;
 	text	   *rk = e->row_key;
@@ -534,7 +601,7 @@ ts_direct_apply(Oid relid, TsOpKind kind, TsEntity *e, bool conditional, int64 t
 
 	result->props = e->props;
 	result->ts = 0;
-	direct_begin(&w, relid);
+	direct_begin(&w, plans);
 	for (int round = 0;; round++)
 	{
 		retry = false;

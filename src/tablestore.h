@@ -181,6 +181,21 @@ extern JsonbValue *ts_entity_output_value(text *pk, text *rk, TimestampTz ts, Js
 /* entityops.c */
 typedef struct RelPlans RelPlans;
 
+/*
+ * The CHECK constraints of an entity relation, compiled once for the direct
+ * write path (ExecConstraints would parse them again for every write); kept
+ * with the relation's statements, rebuilt when the relcache entry's
+ * constraints change.
+ */
+typedef struct TsCheckCache
+{
+	void	   *constr;			/* the TupleConstr they were built from */
+	MemoryContext cxt;			/* NULL: not built */
+	int			n;
+	struct ExprState **states;
+	char	  **names;
+} TsCheckCache;
+
 /* The entity operations, single or in a batch. */
 typedef enum TsOpKind
 {
@@ -203,6 +218,8 @@ typedef struct TsOpResult
 extern RelPlans *ts_get_plans(Oid relid, const char *relname);
 extern void ts_release_plans(RelPlans *plans);
 extern AclMode ts_op_privileges(TsOpKind kind);
+extern Oid	ts_plans_relid(RelPlans *plans);
+extern TsCheckCache *ts_plans_checks(RelPlans *plans);
 extern bool ts_parse_if_match(const char *s, int64 *ticks);
 extern void ts_apply_op(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional,
 						int64 ticks, TsOpResult *result);
@@ -210,8 +227,8 @@ extern ErrorData *ts_run_in_subtransaction(void (*fn) (void *arg), void *arg);
 
 /* entitywrite.c: writes without SPI */
 extern bool ts_direct_usable(Oid relid, TsOpKind kind);
-extern void ts_direct_apply(Oid relid, TsOpKind kind, TsEntity *e, bool conditional, int64 ticks,
-							TsOpResult *result);
+extern void ts_direct_apply(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional,
+							int64 ticks, TsOpResult *result);
 extern void ts_lock_key(Oid relid, text *pk, text *rk);
 extern void ts_unlock_key(Oid relid, text *pk, text *rk);
 
