@@ -3,6 +3,29 @@
 
 \echo Use "ALTER EXTENSION tablestore UPDATE TO '0.3.0'" to load this file. \quit
 
+-- Queries as json text
+-- The same queries with each entity (or page) as json text, written straight
+-- from the stored row: faster to produce and to send than jsonb; use them
+-- where the JSON goes on to a client as it is.
+CREATE FUNCTION tablestore._query_entities_json(table_name text, filter text, select_list text, top integer)
+	RETURNS SETOF json
+	AS 'MODULE_PATHNAME', 'query_entities_scan_json' LANGUAGE C STABLE;
+COMMENT ON FUNCTION tablestore._query_entities_json(text, text, text, integer) IS 'internal: the streaming scan of query_entities_json';
+
+CREATE FUNCTION tablestore.query_entities_json(table_name text, filter text DEFAULT NULL, select_list text DEFAULT NULL,
+		top integer DEFAULT NULL)
+	RETURNS SETOF json LANGUAGE sql STABLE
+	BEGIN ATOMIC
+		SELECT tablestore._query_entities_json(table_name, filter, select_list, top);
+	END;
+COMMENT ON FUNCTION tablestore.query_entities_json(text, text, text, integer) IS 'query_entities with each entity as json text';
+
+CREATE FUNCTION tablestore.query_entities_page_json(table_name text, filter text DEFAULT NULL, select_list text DEFAULT NULL,
+		top integer DEFAULT NULL, next_partition_key text DEFAULT NULL, next_row_key text DEFAULT NULL)
+	RETURNS TABLE (entities json, next_partition_key text, next_row_key text)
+	AS 'MODULE_PATHNAME', 'query_entities_page_json' LANGUAGE C STABLE;
+COMMENT ON FUNCTION tablestore.query_entities_page_json(text, text, text, integer, text, text) IS 'query_entities_page with the page as json text';
+
 -- Entity relations: guards
 
 -- The rules of keys, as the CHECK constraint of every entity relation

@@ -811,9 +811,26 @@ ts_entity_key_size(text *pk, text *rk)
 					ts_utf16_length(VARDATA_ANY(rk), VARSIZE_ANY_EXHDR(rk)));
 }
 
+/* Whether names (C strings) holds the name s of len bytes. */
+static bool
+name_listed(List *names, const char *s, int len)
+{
+	ListCell   *lc;
+
+	foreach(lc, names)
+	{
+		const char *n = lfirst(lc);
+
+		if ((int) strlen(n) == len && memcmp(n, s, len) == 0)
+			return true;
+	}
+	return false;
+}
+
 /*
  * ts_parse_select_list: parse a $select list: comma-separated property
- * names, blanks around them ignored.  NULL: no $select (NIL).
+ * names, blanks around them ignored, a repeated name kept once.  NULL: no
+ * $select (NIL).
  */
 List *
 ts_parse_select_list(const char *select_list)
@@ -852,7 +869,8 @@ ts_parse_select_list(const char *select_list)
 					   errmsg("select list names more than %d properties", TS_MAX_SELECT),
 					   errhint("An entity has at most %d custom properties and three system properties.",
 							   TS_MAX_PROPERTIES));
-		names = lappend(names, pnstrdup(start, end - start));
+		if (!name_listed(names, start, end - start))
+			names = lappend(names, pnstrdup(start, end - start));
 		if (*p == '\0')
 			break;
 		p++;

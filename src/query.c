@@ -594,15 +594,27 @@ query_shutdown(Datum arg)
 }
 
 /*
- * tablestore._query_entities(table_name text, filter text, select_list
- * text, top integer) RETURNS SETOF jsonb
- *
- * The streaming scan behind query_entities (value per call).
+ * An entity as JSON text (entityjson.c), as a json datum in the current
+ * memory context: the text is written after room for the varlena header.
  */
-TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(query_entities_scan);
+static Datum
+query_output_json(QueryScan *qs, const ScanEntity *e)
+{
+	StringInfoData buf;
 
-Datum
-query_entities_scan(PG_FUNCTION_ARGS)
+	initStringInfo(&buf);
+	appendStringInfoSpaces(&buf, VARHDRSZ);
+	ts_entity_json(&buf, e->pk, e->rk, e->ts, e->props, qs->select_all, qs->select);
+	SET_VARSIZE(buf.data, buf.len);
+	return PointerGetDatum(buf.data);
+}
+
+/*
+ * The streaming scan behind query_entities (jsonb) and query_entities_json
+ * (json): value per call, the scan kept open between calls.
+ */
+static Datum
+query_entities_stream(FunctionCallInfo fcinfo, bool json)
 {
 	FuncCallContext *funcctx;
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
@@ -630,11 +642,35 @@ query_entities_scan(PG_FUNCTION_ARGS)
 	qs = funcctx->user_fctx;
 
 	if (query_next(qs, &e))
-		SRF_RETURN_NEXT(funcctx, JsonbPGetDatum(query_output(qs, &e)));
+		SRF_RETURN_NEXT(funcctx, json ? query_output_json(qs, &e) : JsonbPGetDatum(query_output(qs, &e)));
 
 	UnregisterExprContextCallback(rsinfo->econtext, query_shutdown, PointerGetDatum(qs));
 	query_end(qs);
 	SRF_RETURN_DONE(funcctx);
+}
+
+/*
+ * tablestore._query_entities(table_name text, filter text, select_list
+ * text, top integer) RETURNS SETOF jsonb
+ */
+TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(query_entities_scan);
+
+Datum
+query_entities_scan(PG_FUNCTION_ARGS)
+{
+	return query_entities_stream(fcinfo, false);
+}
+
+/*
+ * tablestore._query_entities_json(table_name text, filter text, select_list
+ * text, top integer) RETURNS SETOF json
+ */
+TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(query_entities_scan_json);
+
+Datum
+query_entities_scan_json(PG_FUNCTION_ARGS)
+{
+	return query_entities_stream(fcinfo, true);
 }
 
 /*
@@ -661,12 +697,11 @@ arg_continuation(FunctionCallInfo fcinfo, int n, text **pk, text **rk)
  *
  * One page as the service serves it: at most top (default and at most
  * 1,000) entities, and the key of the next matching entity as the
- * continuation (NULLs when there is none).
+ * continuation (NULLs when there is none).  query_entities_page_json is the
+ * same with the page as json text.
  */
-TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(query_entities_page);
-
-Datum
-query_entities_page(PG_FUNCTION_ARGS)
+static Datum
+query_page(FunctionCallInfo fcinfo, bool json)
 {
 	text	   *table_name = ts_arg_table_name(fcinfo);
 	TsQueryPlan *plan = arg_plan(fcinfo, 1);
@@ -676,7 +711,9 @@ query_entities_page(PG_FUNCTION_ARGS)
 	QueryScan  *qs;
 	ScanEntity	e;
 	JsonbValue	array;
+	StringInfoData buf;
 	int			allocated;
+	int64		n = 0;
 	int64		bytes = 0;
 	TupleDesc	desc;
 	Datum		values[3];
@@ -687,26 +724,40 @@ query_entities_page(PG_FUNCTION_ARGS)
 	arg_continuation(fcinfo, 4, &next_pk, &next_rk);
 
 	/*
-	 * One entity more than the page: its key is the continuation.  The page
-	 * is built as one in-memory array of the entities' objects (over copies
-	 * of their stored parts, as the scan moves on) and serialized once.
+	 * One entity more than the page: its key is the continuation.  As jsonb
+	 * the page is built as one in-memory array of the entities' objects
+	 * (over copies of their stored parts, as the scan moves on) and
+	 * serialized once; as json it is written as text entity by entity.
 	 */
 	qs = query_begin(table_name, plan, next_pk, next_rk, arg_cstring(fcinfo, 2), top + 1);
 	array.type = jbvArray;
 	array.val.array.rawScalar = false;
 	array.val.array.nElems = 0;
-	array.val.array.elems = palloc(sizeof(JsonbValue) * Min(top, 64));
-	allocated = Min(top, 64);
+	allocated = json ? 0 : Min(top, 64);
+	array.val.array.elems = json ? NULL : palloc(sizeof(JsonbValue) * allocated);
+	if (json)
+	{
+		initStringInfo(&buf);
+		appendStringInfoSpaces(&buf, VARHDRSZ);
+		appendStringInfoCharMacro(&buf, '[');
+	}
 	while (query_next(qs, &e))
 	{
-		bytes += VARSIZE_ANY(e.props) + VARSIZE_ANY(e.pk) + VARSIZE_ANY(e.rk) + 128;
-		if (array.val.array.nElems == top ||
-			(array.val.array.nElems > 0 && bytes > TS_MAX_PAGE_BYTES))
+		bytes = json ? (int64) buf.len : bytes + (int64) (VARSIZE_ANY(e.props) + VARSIZE_ANY(e.pk) + VARSIZE_ANY(e.rk) + 128);
+		if (n == top || (n > 0 && bytes > TS_MAX_PAGE_BYTES))
 		{
 			values[1] = PointerGetDatum(copy_text(e.pk));
 			values[2] = PointerGetDatum(copy_text(e.rk));
 			nulls[1] = nulls[2] = false;
 			break;
+		}
+		n++;
+		if (json)
+		{
+			if (n > 1)
+				appendStringInfoCharMacro(&buf, ',');
+			ts_entity_json(&buf, e.pk, e.rk, e.ts, e.props, qs->select_all, qs->select);
+			continue;
 		}
 		if (array.val.array.nElems == allocated)
 		{
@@ -718,9 +769,36 @@ query_entities_page(PG_FUNCTION_ARGS)
 									(Jsonb *) copy_text((text *) e.props), qs->select_all, qs->select);
 	}
 	query_end(qs);
-	values[0] = JsonbPGetDatum(JsonbValueToJsonb(&array));
+	if (json)
+	{
+		appendStringInfoCharMacro(&buf, ']');
+		SET_VARSIZE(buf.data, buf.len);
+		values[0] = PointerGetDatum(buf.data);
+	}
+	else
+		values[0] = JsonbPGetDatum(JsonbValueToJsonb(&array));
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));
+}
+
+TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(query_entities_page);
+
+Datum
+query_entities_page(PG_FUNCTION_ARGS)
+{
+	return query_page(fcinfo, false);
+}
+
+/*
+ * tablestore.query_entities_page_json(...): query_entities_page, the page
+ * as json text.
+ */
+TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(query_entities_page_json);
+
+Datum
+query_entities_page_json(PG_FUNCTION_ARGS)
+{
+	return query_page(fcinfo, true);
 }
 
 /*

@@ -15,6 +15,7 @@
  *	  entityops.c	single-entity operations (insert, update, merge, upserts,
  *					delete, get) through SPI, and the choice of path
  *	  entitywrite.c	entity writes through the table and index access methods
+ *	  entityjson.c	entities as JSON text, straight from the stored row
  *	  batch.c		entity group transactions
  *	  filter_parse.c, filter_format.c, edmtext.c
  *					the $filter parser in plain C (filter.h, edmtext.h)
@@ -31,6 +32,7 @@
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "lib/stringinfo.h"
 #include "nodes/parsenodes.h"
 #include "nodes/pg_list.h"
 #include "storage/lockdefs.h"
@@ -177,6 +179,10 @@ extern Jsonb *ts_entity_output_list(text *pk, text *rk, TimestampTz ts, Jsonb *p
 									List *select);
 extern JsonbValue *ts_entity_output_value(text *pk, text *rk, TimestampTz ts, Jsonb *props, bool all,
 										  List *select);
+
+/* entityjson.c */
+extern void ts_entity_json(StringInfo buf, text *pk, text *rk, TimestampTz ts, Jsonb *props, bool all,
+						   List *select);
 
 /* entityops.c */
 typedef struct RelPlans RelPlans;
