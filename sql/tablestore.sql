@@ -286,6 +286,15 @@ CREATE FUNCTION tablestore.query_entities_page_json(table_name text, filter text
 	AS 'MODULE_PATHNAME', 'query_entities_page_json' LANGUAGE C STABLE;
 COMMENT ON FUNCTION tablestore.query_entities_page_json(text, text, text, integer, text, text) IS 'query_entities_page with the page as json text';
 
+-- A page as rows, streamed: one per entity (json text), then, if the query
+-- goes on, one with entity NULL and the continuation.  No value the size
+-- of the page: the form for clients that pass entities on one by one.
+CREATE FUNCTION tablestore.query_page(table_name text, filter text DEFAULT NULL, select_list text DEFAULT NULL,
+		top integer DEFAULT NULL, next_partition_key text DEFAULT NULL, next_row_key text DEFAULT NULL)
+	RETURNS TABLE (entity json, next_partition_key text, next_row_key text)
+	AS 'MODULE_PATHNAME', 'query_page_rows' LANGUAGE C STABLE ROWS 1000;
+COMMENT ON FUNCTION tablestore.query_page(text, text, text, integer, text, text) IS 'one page of a query as rows, then its continuation';
+
 CREATE FUNCTION tablestore.explain_query(table_name text, filter text) RETURNS jsonb
 	AS 'MODULE_PATHNAME', 'explain_query' LANGUAGE C STABLE;
 COMMENT ON FUNCTION tablestore.explain_query(text, text) IS 'how a $filter on a table is executed: access kind, key bounds, residual';

@@ -737,7 +737,12 @@ query_page(FunctionCallInfo fcinfo, bool json)
 	array.val.array.elems = json ? NULL : palloc(sizeof(JsonbValue) * allocated);
 	if (json)
 	{
+		/*
+		 * Room for a page of typical entities at once: growing a large
+		 * buffer by doubling copies it and faults in fresh memory each time.
+		 */
 		initStringInfo(&buf);
+		enlargeStringInfo(&buf, (int) Min(top * 512, 4 * 1024 * 1024));
 		appendStringInfoSpaces(&buf, VARHDRSZ);
 		appendStringInfoCharMacro(&buf, '[');
 	}
@@ -799,6 +804,105 @@ Datum
 query_entities_page_json(PG_FUNCTION_ARGS)
 {
 	return query_page(fcinfo, true);
+}
+
+/* The state of a query_page scan between calls. */
+typedef struct PageScan
+{
+	QueryScan  *qs;
+	int64		top;
+	int64		returned;		/* entities returned so far */
+	int64		bytes;			/* their JSON text */
+	TupleDesc	desc;
+} PageScan;
+
+/* Shut a query_page scan down when its query ends before the scan does. */
+static void
+page_shutdown(Datum arg)
+{
+	query_end(((PageScan *) DatumGetPointer(arg))->qs);
+}
+
+/*
+ * tablestore.query_page(table_name text, filter text, select_list text,
+ * top integer, next_partition_key text, next_row_key text)
+ * RETURNS TABLE (entity json, next_partition_key text, next_row_key text)
+ *
+ * One page as rows, streamed: a row per entity (the continuation columns
+ * NULL), then, if the query goes on, one row with entity NULL and the
+ * continuation.  The same page as query_entities_page_json, without any
+ * value the size of the page: memory stays that of one entity.
+ */
+TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(query_page_rows);
+
+Datum
+query_page_rows(PG_FUNCTION_ARGS)
+{
+	FuncCallContext *funcctx;
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	PageScan   *ps;
+	ScanEntity	e;
+	Datum		values[3];
+	bool		nulls[3] = {false, true, true};
+
+	if (SRF_IS_FIRSTCALL())
+	{
+		MemoryContext old;
+		text	   *table_name = ts_arg_table_name(fcinfo);
+		TsQueryPlan *plan = arg_plan(fcinfo, 1);
+		int64		top = arg_top(fcinfo, 3, TS_MAX_PAGE, TS_MAX_PAGE);
+		text	   *next_pk;
+		text	   *next_rk;
+		TupleDesc	desc;
+
+		if (rsinfo == NULL || !IsA(rsinfo, ReturnSetInfo) || rsinfo->econtext == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("set-valued function called in context that cannot accept a set")));
+		if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+			elog(ERROR, "return type must be a row type");
+		arg_continuation(fcinfo, 4, &next_pk, &next_rk);
+		funcctx = SRF_FIRSTCALL_INIT();
+		old = MemoryContextSwitchTo(funcctx->multi_call_memory_ctx);
+		ps = palloc0(sizeof(PageScan));
+		ps->top = top;
+		ps->desc = BlessTupleDesc(CreateTupleDescCopy(desc));
+		/* one entity more than the page: its key is the continuation */
+		ps->qs = query_begin(table_name, plan, next_pk ? copy_text(next_pk) : NULL,
+							 next_rk ? copy_text(next_rk) : NULL, arg_cstring(fcinfo, 2), top + 1);
+		MemoryContextSwitchTo(old);
+		funcctx->user_fctx = ps;
+		RegisterExprContextCallback(rsinfo->econtext, page_shutdown, PointerGetDatum(ps));
+	}
+	funcctx = SRF_PERCALL_SETUP();
+	ps = funcctx->user_fctx;
+
+	if (ps->qs != NULL && query_next(ps->qs, &e))
+	{
+		if (ps->returned == ps->top || (ps->returned > 0 && ps->bytes > TS_MAX_PAGE_BYTES))
+		{
+			/* the continuation row, and the end */
+			nulls[0] = true;
+			nulls[1] = nulls[2] = false;
+			values[1] = PointerGetDatum(copy_text(e.pk));
+			values[2] = PointerGetDatum(copy_text(e.rk));
+			UnregisterExprContextCallback(rsinfo->econtext, page_shutdown, PointerGetDatum(ps));
+			query_end(ps->qs);
+			ps->qs = NULL;
+			SRF_RETURN_NEXT(funcctx, HeapTupleGetDatum(heap_form_tuple(ps->desc, values, nulls)));
+		}
+		values[0] = query_output_json(ps->qs, &e);
+		ps->returned++;
+		ps->bytes += VARSIZE(DatumGetPointer(values[0]));
+		SRF_RETURN_NEXT(funcctx, HeapTupleGetDatum(heap_form_tuple(ps->desc, values, nulls)));
+	}
+	if (ps->qs != NULL)
+	{
+		UnregisterExprContextCallback(rsinfo->econtext, page_shutdown, PointerGetDatum(ps));
+		query_end(ps->qs);
+		ps->qs = NULL;
+	}
+	SRF_RETURN_DONE(funcctx);
 }
 
 /*

@@ -50,4 +50,14 @@ ORDER BY w.page;
 SELECT entities, next_partition_key FROM tablestore.query_entities_page_json('JsonOut', 'RowKey eq ''none''');
 -- streaming stops early under LIMIT, as query_entities does
 SELECT count(*) AS limited FROM (SELECT tablestore.query_entities_json('JsonOut') LIMIT 2) d;
+-- query_page: the same pages as rows, the continuation in a last row
+SELECT entity::jsonb->>'RowKey' AS rk, next_partition_key, next_row_key
+FROM tablestore.query_page('JsonOut', NULL, 'S', 3);
+SELECT entity::jsonb->>'RowKey' AS rk, next_partition_key, next_row_key
+FROM tablestore.query_page('JsonOut', NULL, 'S', 3, 'p', '04');
+SELECT entity::jsonb->>'RowKey' AS rk, next_partition_key, next_row_key
+FROM tablestore.query_page('JsonOut', 'PartitionKey eq ''q"uote''');
+SELECT (SELECT jsonb_agg(entity::jsonb) FROM tablestore.query_page('JsonOut', NULL, NULL, 4) WHERE entity IS NOT NULL)
+	= (SELECT entities FROM tablestore.query_entities_page('JsonOut', NULL, NULL, 4)) AS same_as_a_page;
+SELECT count(*) AS limited FROM (SELECT * FROM tablestore.query_page('JsonOut') LIMIT 2) d;
 SELECT tablestore.delete_table('JsonOut');
