@@ -16,6 +16,8 @@
 
 #include "access/nbtree.h"
 #include "access/reloptions.h"
+#include "access/xlog.h"
+#include "optimizer/cost.h"
 #include "utils/index_selfuncs.h"
 #include "utils/rel.h"
 
@@ -91,15 +93,39 @@ tskcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 {
 	btcostestimate(root, path, loop_count, indexStartupCost, indexTotalCost,
 				   indexSelectivity, indexCorrelation, indexPages);
+
+	/*
+	 * On a hot standby, an index-only scan is avoided: the replay of a
+	 * VACUUM of the index (generic WAL) takes no cleanup lock, so the pin
+	 * an index-only scan holds on its leaf does not keep the heap from
+	 * reusing a TID it has yet to check against the visibility map.
+	 */
+	if (path->path.pathtype == T_IndexOnlyScan && RecoveryInProgress())
+	{
+		*indexStartupCost += disable_cost;
+		*indexTotalCost += disable_cost;
+	}
+}
+
+/*
+ * tskcanreturn: amcanreturn.  Both key columns can be returned by an
+ * index-only scan: an entry holds the keys whole (in the shorter of two
+ * encodings, decoded back to UTF-8).  PostgreSQL 15 plans an index-only
+ * scan whenever no column is needed (count(*)), so the keys are returned
+ * even then.
+ */
+static bool
+tskcanreturn(Relation index, int attno)
+{
+	return attno >= 1 && attno <= 2;
 }
 
 TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(tskey_handler);
 
 /*
  * tskey_handler: the IndexAmRoutine of tskey.  Ordered, unique, two key
- * columns; no index-only scans (generic WAL cannot replay VACUUM with the
- * cleanup lock they need on a standby), no mid-scan change of direction
- * (the executor materializes scroll cursors), no parallel scans.
+ * columns, index-only scans; no mid-scan change of direction (the executor
+ * materializes scroll cursors), no parallel scans.
  */
 Datum
 tskey_handler(PG_FUNCTION_ARGS)
@@ -131,7 +157,7 @@ tskey_handler(PG_FUNCTION_ARGS)
 	amroutine->aminsert = tskinsert;
 	amroutine->ambulkdelete = tskbulkdelete;
 	amroutine->amvacuumcleanup = tskvacuumcleanup;
-	amroutine->amcanreturn = NULL;
+	amroutine->amcanreturn = tskcanreturn;
 	amroutine->amcostestimate = tskcostestimate;
 	amroutine->amoptions = tskoptions;
 	amroutine->amproperty = NULL;

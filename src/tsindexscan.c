@@ -16,11 +16,14 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "access/relscan.h"
 #include "access/stratnum.h"
 #include "miscadmin.h"
 #include "nodes/tidbitmap.h"
 #include "pgstat.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 
 #include "tablestore.h"
@@ -37,8 +40,21 @@ typedef struct ColumnRange
 	TskKey		hi;
 } ColumnRange;
 
+/*
+ * Where the keys of a returned entry are in the scan's copy of its page,
+ * for index-only scans.
+ */
+typedef struct ItemKeys
+{
+	uint16		pkoff;
+	uint16		pkword;
+	uint16		rkoff;
+	uint16		rkword;
+} ItemKeys;
+
 typedef struct TskScanOpaqueData
 {
+	MemoryContext tupcxt;		/* the tuple returned, reset per tuple */
 	ColumnRange range[2];		/* pk, rk */
 	bool		pk_fixed;		/* pk range is one value */
 	bool		empty;			/* contradictory keys: nothing matches */
@@ -52,6 +68,9 @@ typedef struct TskScanOpaqueData
 	int			nitems;
 	int			item;
 	ItemPointerData items[TSK_MAX_ENTRIES_PER_PAGE];
+	/* index-only scans: a copy of the page read, and the items' keys in it */
+	char	   *keypage;
+	ItemKeys   *itemkeys;
 } TskScanOpaqueData;
 
 typedef TskScanOpaqueData *TskScanOpaque;
@@ -64,6 +83,8 @@ tskbeginscan(Relation index, int nkeys, int norderbys)
 	TskScanOpaque so = palloc0(sizeof(TskScanOpaqueData));
 
 	so->buf = InvalidBuffer;
+	so->tupcxt = AllocSetContextCreate(CurrentMemoryContext, "tskey scan tuple",
+									   ALLOCSET_DEFAULT_SIZES);
 	scan->opaque = so;
 	return scan;
 }
@@ -209,11 +230,12 @@ start_key(TskScanOpaque so, ScanDirection dir, TskSearchKey *sk)
 }
 
 /*
- * take_entry: note one entry of the page being read, in scan order;
- * returns false once an entry past the end of the range is met.
+ * take_entry: note one entry of the page being read, in scan order (and,
+ * for an index-only scan, where its keys are); returns false once an entry
+ * past the end of the range is met.
  */
 static bool
-take_entry(TskScanOpaque so, bool fwd, const TskEntry *e)
+take_entry(TskScanOpaque so, bool fwd, const TskEntry *e, Page page)
 {
 	const ColumnRange *pk = &so->range[0];
 	const ColumnRange *rk = &so->range[1];
@@ -224,7 +246,18 @@ take_entry(TskScanOpaque so, bool fwd, const TskEntry *e)
 		return false;
 	if (!below_lo(pk, e->pk) && !above_hi(pk, e->pk) &&
 		!below_lo(rk, e->rk) && !above_hi(rk, e->rk))
+	{
+		if (so->itemkeys)
+		{
+			ItemKeys   *k = &so->itemkeys[so->nitems];
+
+			k->pkoff = e->pk.data - (const char *) page;
+			k->pkword = e->pk.word;
+			k->rkoff = e->rk.data - (const char *) page;
+			k->rkword = e->rk.word;
+		}
 		so->items[so->nitems++] = e->tid;
+	}
 	return true;
 }
 
@@ -247,6 +280,19 @@ read_page(IndexScanDesc scan, Buffer buf, const TskSearchKey *start)
 	OffsetNumber off;
 	TskEntry	entries[TSK_MAX_ENTRIES_PER_RUN];
 
+	if (scan->xs_want_itup)
+	{
+		/* the keys are returned from a copy of the page, taken under the lock */
+		if (so->keypage == NULL)
+		{
+			MemoryContext old = MemoryContextSwitchTo(GetMemoryChunkContext(so));
+
+			so->keypage = palloc(BLCKSZ);
+			so->itemkeys = palloc(TSK_MAX_ENTRIES_PER_PAGE * sizeof(ItemKeys));
+			MemoryContextSwitchTo(old);
+		}
+		memcpy(so->keypage, page, BLCKSZ);
+	}
 	so->curblk = BufferGetBlockNumber(buf);
 	so->next = op->next;
 	so->prev = op->prev;
@@ -266,7 +312,7 @@ read_page(IndexScanDesc scan, Buffer buf, const TskSearchKey *start)
 			/* forward from the first entry not before start, backward from the last before it */
 			if (start && (fwd ? tsk_search_cmp(start, e) > 0 : tsk_search_cmp(start, e) <= 0))
 				continue;
-			if (!take_entry(so, fwd, e))
+			if (!take_entry(so, fwd, e, page))
 			{
 				so->done = true;
 				break;
@@ -358,6 +404,41 @@ next_tid(IndexScanDesc scan, ScanDirection dir, ItemPointer tid)
 	return true;
 }
 
+/* key_datum: a stored key as a value of the key type (UTF-8 text). */
+static Datum
+key_datum(const char *data, uint16 word)
+{
+	TskKey		k;
+
+	if ((word & TSK_UTF16) == 0)
+		return PointerGetDatum(cstring_to_text_with_len(data, TSK_LEN(word)));
+	k.data = data;
+	k.word = word;
+	return PointerGetDatum(cstring_to_text(tsk_key_text(k)));
+}
+
+/*
+ * form_tuple: the index tuple of an index-only scan, (pk, rk) of the entry
+ * just returned, in the scan's per-tuple context.  It is returned as a heap
+ * tuple of the index's descriptor, so that long keys are not compressed.
+ */
+static void
+form_tuple(IndexScanDesc scan, const ItemKeys *k)
+{
+	TskScanOpaque so = (TskScanOpaque) scan->opaque;
+	MemoryContext old;
+	Datum		values[2];
+	bool		isnull[2] = {false, false};
+
+	MemoryContextReset(so->tupcxt);
+	old = MemoryContextSwitchTo(so->tupcxt);
+	values[0] = key_datum(so->keypage + k->pkoff, k->pkword);
+	values[1] = key_datum(so->keypage + k->rkoff, k->rkword);
+	scan->xs_hitupdesc = RelationGetDescr(scan->indexRelation);
+	scan->xs_hitup = heap_form_tuple(scan->xs_hitupdesc, values, isnull);
+	MemoryContextSwitchTo(old);
+}
+
 /*
  * tskgettuple: amgettuple.  The keys are exact, so no recheck; dead entries
  * are left for VACUUM (kill_prior_tuple is not used).
@@ -365,8 +446,14 @@ next_tid(IndexScanDesc scan, ScanDirection dir, ItemPointer tid)
 bool
 tskgettuple(IndexScanDesc scan, ScanDirection dir)
 {
+	TskScanOpaque so = (TskScanOpaque) scan->opaque;
+
 	scan->xs_recheck = false;
-	return next_tid(scan, dir, &scan->xs_heaptid);
+	if (!next_tid(scan, dir, &scan->xs_heaptid))
+		return false;
+	if (scan->xs_want_itup)
+		form_tuple(scan, &so->itemkeys[so->item - 1]);
+	return true;
 }
 
 /* tskgetbitmap: amgetbitmap, every matching TID into the bitmap. */
@@ -391,5 +478,11 @@ tskendscan(IndexScanDesc scan)
 	TskScanOpaque so = (TskScanOpaque) scan->opaque;
 
 	release_page(so);
+	MemoryContextDelete(so->tupcxt);
+	if (so->keypage)
+	{
+		pfree(so->keypage);
+		pfree(so->itemkeys);
+	}
 	pfree(so);
 }
