@@ -20,6 +20,7 @@
 #include "access/tableam.h"
 #include "storage/lmgr.h"
 #include "storage/predicate.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
@@ -159,6 +160,8 @@ tskinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 	TskSearchKey fullkey;
 	LeafChain	chain;
 	bool		is_unique = true;
+	MemoryContext cxt;
+	MemoryContext old;
 
 	if (isnull[0] || isnull[1])
 		ereport(ERROR,
@@ -166,6 +169,19 @@ tskinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 				 errmsg("tskey index \"%s\" cannot hold null keys", RelationGetRelationName(index))));
 	if (checkUnique == UNIQUE_CHECK_EXISTING)
 		elog(ERROR, "tskey indexes do not support deferred unique checks");
+
+	/*
+	 * Everything an insert allocates (the keys' stored forms, a detoasted
+	 * key, the scratch of a split) lives in a context of the statement's
+	 * index that is reset for the next row, so that the memory of a
+	 * statement does not grow with the rows it inserts.
+	 */
+	if (indexInfo->ii_AmCache == NULL)
+		indexInfo->ii_AmCache = AllocSetContextCreate(indexInfo->ii_Context, "tskey insert",
+													  ALLOCSET_DEFAULT_SIZES);
+	cxt = (MemoryContext) indexInfo->ii_AmCache;
+	MemoryContextReset(cxt);
+	old = MemoryContextSwitchTo(cxt);
 
 	e.pk = tsk_encode_key(values[0]);
 	e.rk = tsk_encode_key(values[1]);
@@ -245,7 +261,8 @@ tskinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 		chain_release(&chain);
 		tsk_split_pass(index, &e);
 	}
-	pfree(chain.bufs);
+	MemoryContextSwitchTo(old);
+	MemoryContextReset(cxt);
 	return is_unique;
 }
 

@@ -54,6 +54,7 @@ typedef struct ItemKeys
 
 typedef struct TskScanOpaqueData
 {
+	MemoryContext keycxt;		/* the scan keys' stored forms, reset per rescan */
 	MemoryContext tupcxt;		/* the tuple returned, reset per tuple */
 	ColumnRange range[2];		/* pk, rk */
 	bool		pk_fixed;		/* pk range is one value */
@@ -83,6 +84,8 @@ tskbeginscan(Relation index, int nkeys, int norderbys)
 	TskScanOpaque so = palloc0(sizeof(TskScanOpaqueData));
 
 	so->buf = InvalidBuffer;
+	so->keycxt = AllocSetContextCreate(CurrentMemoryContext, "tskey scan keys",
+									   ALLOCSET_SMALL_SIZES);
 	so->tupcxt = AllocSetContextCreate(CurrentMemoryContext, "tskey scan tuple",
 									   ALLOCSET_DEFAULT_SIZES);
 	scan->opaque = so;
@@ -142,6 +145,7 @@ void
 tskrescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int norderbys)
 {
 	TskScanOpaque so = (TskScanOpaque) scan->opaque;
+	MemoryContext old;
 	int			i;
 
 	release_page(so);
@@ -153,6 +157,9 @@ tskrescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int nor
 	so->done = false;
 	so->nitems = so->item = 0;
 
+	/* the keys' stored forms of the previous rescan go */
+	MemoryContextReset(so->keycxt);
+	old = MemoryContextSwitchTo(so->keycxt);
 	for (i = 0; i < scan->numberOfKeys; i++)
 	{
 		ScanKey		sk = &scan->keyData[i];
@@ -179,6 +186,7 @@ tskrescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int nor
 	}
 	so->pk_fixed = so->range[0].has_lo && so->range[0].has_hi &&
 		tsk_key_cmp(so->range[0].lo, so->range[0].hi) == 0;
+	MemoryContextSwitchTo(old);
 }
 
 /* below_lo, above_hi: whether a key is outside its column's range. */
@@ -478,6 +486,7 @@ tskendscan(IndexScanDesc scan)
 	TskScanOpaque so = (TskScanOpaque) scan->opaque;
 
 	release_page(so);
+	MemoryContextDelete(so->keycxt);
 	MemoryContextDelete(so->tupcxt);
 	if (so->keypage)
 	{
