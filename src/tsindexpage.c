@@ -138,6 +138,43 @@ tsk_encode_key(Datum d)
 }
 
 /*
+ * tsk_encode_search_key: the stored form of a key a scan compares with.  A
+ * key longer than any stored key (over TSK_MAX_KEY_BYTES / 2 UTF-16 code
+ * units) is legal in a comparison, so it is not refused: it is clamped to
+ * its first TSK_MAX_KEY_BYTES / 2 units, in UTF-16BE (which may end in half
+ * a surrogate pair: the order is by code unit), and *clamped is set.  No
+ * stored key equals it, and a stored key is below it exactly when it is at
+ * most the clamped key (the caller adjusts its operator accordingly).
+ */
+TskKey
+tsk_encode_search_key(Datum d, bool *clamped)
+{
+	text	   *t = (text *) PG_DETOAST_DATUM_PACKED(d);
+	const char *s = VARDATA_ANY(t);
+	int			len = VARSIZE_ANY_EXHDR(t);
+	unsigned char *out;
+	UnitCursor	c = {(const unsigned char *) s, (const unsigned char *) s + len, false, 0};
+	TskKey		k;
+	int			i = 0;
+
+	*clamped = ts_utf16_length(s, len) > TSK_MAX_KEY_BYTES / 2;
+	if (!*clamped)
+		return tsk_encode_key(d);
+	out = palloc(TSK_MAX_KEY_BYTES);
+	while (i < TSK_MAX_KEY_BYTES)
+	{
+		int32		u = next_unit(&c);
+
+		Assert(u >= 0);
+		out[i++] = u >> 8;
+		out[i++] = u & 0xFF;
+	}
+	k.data = (const char *) out;
+	k.word = TSK_MAX_KEY_BYTES | TSK_UTF16;
+	return k;
+}
+
+/*
  * tsk_key_cmp: compare two stored keys ordinally by UTF-16 code unit.
  * memcmp on UTF-16BE is that order; UTF-8 against UTF-8 is ts_utf16_cmp;
  * only mixed pairs are compared unit by unit.

@@ -139,7 +139,9 @@ add_bound(ColumnRange *r, StrategyNumber strategy, TskKey k)
 
 /*
  * tskrescan: amrescan.  Reduces the scan keys to one range per column and
- * notes a contradiction (an empty range, or a NULL comparison value).
+ * notes a contradiction (an empty range, or a NULL comparison value).  A
+ * comparison value longer than any key the index can store is clamped
+ * (tsk_encode_search_key), never refused.
  */
 void
 tskrescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int norderbys)
@@ -163,6 +165,9 @@ tskrescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int nor
 	for (i = 0; i < scan->numberOfKeys; i++)
 	{
 		ScanKey		sk = &scan->keyData[i];
+		StrategyNumber strategy;
+		TskKey		key;
+		bool		clamped;
 
 		if (sk->sk_flags & SK_ISNULL)
 		{
@@ -173,7 +178,23 @@ tskrescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int nor
 			sk->sk_strategy > BTMaxStrategyNumber)
 			elog(ERROR, "unexpected tskey scan key: column %d, strategy %d",
 				 sk->sk_attno, sk->sk_strategy);
-		add_bound(&so->range[sk->sk_attno - 1], sk->sk_strategy, tsk_encode_key(sk->sk_argument));
+		key = tsk_encode_search_key(sk->sk_argument, &clamped);
+		strategy = sk->sk_strategy;
+		if (clamped)
+		{
+			/*
+			 * Longer than any stored key: nothing equals it; below it is
+			 * what is at most its clamped form, above it what is above that.
+			 */
+			if (strategy == BTEqualStrategyNumber)
+			{
+				so->empty = true;
+				continue;
+			}
+			strategy = (strategy == BTLessStrategyNumber || strategy == BTLessEqualStrategyNumber) ?
+				BTLessEqualStrategyNumber : BTGreaterStrategyNumber;
+		}
+		add_bound(&so->range[sk->sk_attno - 1], strategy, key);
 	}
 	for (i = 0; i < 2; i++)
 	{
