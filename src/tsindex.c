@@ -16,8 +16,6 @@
 
 #include "access/nbtree.h"
 #include "access/reloptions.h"
-#include "access/xlog.h"
-#include "optimizer/cost.h"
 #include "utils/index_selfuncs.h"
 #include "utils/rel.h"
 
@@ -94,17 +92,6 @@ tskcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	btcostestimate(root, path, loop_count, indexStartupCost, indexTotalCost,
 				   indexSelectivity, indexCorrelation, indexPages);
 
-	/*
-	 * On a hot standby, an index-only scan is avoided: the replay of a
-	 * VACUUM of the index (generic WAL) takes no cleanup lock, so the pin
-	 * an index-only scan holds on its leaf does not keep the heap from
-	 * reusing a TID it has yet to check against the visibility map.
-	 */
-	if (path->path.pathtype == T_IndexOnlyScan && RecoveryInProgress())
-	{
-		*indexStartupCost += disable_cost;
-		*indexTotalCost += disable_cost;
-	}
 }
 
 /*

@@ -6,8 +6,9 @@
  * The scan keys are reduced to a range per column (rescan).  A scan
  * descends to the leaf of its first entry, then reads a page at a time: it
  * copies the TIDs of the page's matching entries under a share lock, notes
- * the sibling links, and lets go of the lock, keeping only the pin until
- * the page's TIDs are returned (VACUUM's cleanup lock waits for it).
+ * the sibling links, and lets go of the lock, and of the pin as well for an
+ * MVCC scan that visits the heap (keep_pin), so that an open cursor never
+ * holds VACUUM up.
  * Forward it follows the right link noted when the page was read, so a
  * split after that moves only entries it already has; backward it goes left
  * and then right until the page whose right link is the one it read.
@@ -19,12 +20,16 @@
 #include "access/htup_details.h"
 #include "access/relscan.h"
 #include "access/stratnum.h"
+#include "access/tableam.h"
+#include "access/visibilitymap.h"
+#include "executor/tuptable.h"
 #include "miscadmin.h"
 #include "nodes/tidbitmap.h"
 #include "pgstat.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 
 #include "tablestore.h"
 #include "tsindex.h"
@@ -72,6 +77,10 @@ typedef struct TskScanOpaqueData
 	/* index-only scans: a copy of the page read, and the items' keys in it */
 	char	   *keypage;
 	ItemKeys   *itemkeys;
+	/* index-only MVCC scans: what checks the heap while a leaf is locked */
+	Buffer		vmbuf;
+	IndexFetchTableData *fetch;
+	TupleTableSlot *slot;
 } TskScanOpaqueData;
 
 typedef TskScanOpaqueData *TskScanOpaque;
@@ -84,6 +93,7 @@ tskbeginscan(Relation index, int nkeys, int norderbys)
 	TskScanOpaque so = palloc0(sizeof(TskScanOpaqueData));
 
 	so->buf = InvalidBuffer;
+	so->vmbuf = InvalidBuffer;
 	so->keycxt = AllocSetContextCreate(CurrentMemoryContext, "tskey scan keys",
 									   ALLOCSET_SMALL_SIZES);
 	so->tupcxt = AllocSetContextCreate(CurrentMemoryContext, "tskey scan tuple",
@@ -291,11 +301,99 @@ take_entry(TskScanOpaque so, bool fwd, const TskEntry *e, Page page)
 }
 
 /*
+ * keep_pin: whether the scan keeps the pin on the leaf whose TIDs it is
+ * returning (cf. nbtree's _bt_drop_lock_and_maybe_pin).  An MVCC scan need
+ * not: if VACUUM removes an entry it has copied and the heap reuses the
+ * TID, the new tuple is one its snapshot cannot see.  Holding the pin
+ * would make VACUUM wait for an open cursor indefinitely.  Other snapshots
+ * may see such a tuple, so they keep the pin, which VACUUM's cleanup lock
+ * waits for before removing the page's entries.  An index-only MVCC scan
+ * (which may not visit the heap at all) drops it too, having kept only
+ * entries it knows visible (keep_visible); nbtree in PostgreSQL 15 keeps
+ * the pin there.  (kill_prior_tuple, which in nbtree must check that the
+ * page did not change since, is not used.)
+ */
+static inline bool
+keep_pin(IndexScanDesc scan)
+{
+	return !IsMVCCSnapshot(scan->xs_snapshot) ||
+		(scan->xs_want_itup && scan->heapRelation == NULL);
+}
+
+/*
+ * keep_visible: for an index-only MVCC scan, keep of the entries just
+ * copied from the leaf only those whose tuples the snapshot sees, checked
+ * while the leaf is still share-locked.
+ *
+ * An index-only scan returns an entry without visiting the heap when the
+ * visibility map says its heap page is all-visible.  If the scan let go of
+ * its leaf while still holding the entry of a dead tuple, VACUUM could
+ * remove that entry, free the tuple's line pointer and mark the page
+ * all-visible, and the executor would return the dead tuple's keys.  So
+ * the check is made here, before the leaf is released: an entry on an
+ * all-visible page, or whose tuple the snapshot sees, stays visible to the
+ * snapshot for good, whatever VACUUM does next.  It is made under the
+ * leaf's share lock, not just its pin, because a standby replays VACUUM of
+ * the index (generic WAL) without a cleanup lock; the lock orders the
+ * check before the replay of the entry's removal, and so before the heap
+ * records that follow it.  The scan then keeps no pin (keep_pin), and an
+ * open cursor does not hold VACUUM up.  The heap is visited twice only for
+ * entries on pages not all-visible, which an index-only scan is planned
+ * for only when they are few.
+ */
+static void
+keep_visible(IndexScanDesc scan)
+{
+	TskScanOpaque so = (TskScanOpaque) scan->opaque;
+	BlockNumber lastblk = InvalidBlockNumber;
+	bool		allvisible = false;
+	int			n = 0;
+
+	for (int i = 0; i < so->nitems; i++)
+	{
+		ItemPointerData tid = so->items[i];
+		BlockNumber blk = ItemPointerGetBlockNumber(&tid);
+		bool		visible;
+
+		if (blk != lastblk)
+		{
+			allvisible = VM_ALL_VISIBLE(scan->heapRelation, blk, &so->vmbuf);
+			lastblk = blk;
+		}
+		visible = allvisible;
+		if (!visible)
+		{
+			bool		call_again = false;
+			bool		all_dead = false;
+
+			if (so->fetch == NULL)
+			{
+				MemoryContext old = MemoryContextSwitchTo(GetMemoryChunkContext(so));
+
+				so->fetch = table_index_fetch_begin(scan->heapRelation);
+				so->slot = table_slot_create(scan->heapRelation, NULL);
+				MemoryContextSwitchTo(old);
+			}
+			visible = table_index_fetch_tuple(so->fetch, &tid, scan->xs_snapshot, so->slot,
+											  &call_again, &all_dead);
+			ExecClearTuple(so->slot);
+		}
+		if (visible)
+		{
+			so->items[n] = so->items[i];
+			so->itemkeys[n] = so->itemkeys[i];
+			n++;
+		}
+	}
+	so->nitems = n;
+}
+
+/*
  * read_page: copy the TIDs of the matching entries of the share-locked leaf
  * in the scan's direction (on the first page, from the start key on; runs
- * before it are not decoded), note its links, and release the lock, keeping
- * the pin.  Sets so->done when an entry past the range's end was seen, or
- * there is no page further.
+ * before it are not decoded), note its links, and release the lock, and
+ * the pin unless keep_pin.  Sets so->done when an entry past the range's
+ * end was seen, or there is no page further.
  */
 static void
 read_page(IndexScanDesc scan, Buffer buf, const TskSearchKey *start)
@@ -350,9 +448,16 @@ read_page(IndexScanDesc scan, Buffer buf, const TskSearchKey *start)
 	}
 	if ((fwd ? so->next : so->prev) == InvalidBlockNumber)
 		so->done = true;
-	LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+	if (scan->xs_want_itup && !keep_pin(scan))
+		keep_visible(scan);
 	release_page(so);
-	so->buf = buf;
+	if (keep_pin(scan))
+	{
+		LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+		so->buf = buf;
+	}
+	else
+		UnlockReleaseBuffer(buf);
 }
 
 /*
@@ -507,6 +612,13 @@ tskendscan(IndexScanDesc scan)
 	TskScanOpaque so = (TskScanOpaque) scan->opaque;
 
 	release_page(so);
+	if (BufferIsValid(so->vmbuf))
+		ReleaseBuffer(so->vmbuf);
+	if (so->fetch)
+	{
+		table_index_fetch_end(so->fetch);
+		ExecDropSingleTupleTableSlot(so->slot);
+	}
 	MemoryContextDelete(so->keycxt);
 	MemoryContextDelete(so->tupcxt);
 	if (so->keypage)
