@@ -3,9 +3,11 @@
  * tsindexinsert.c
  *	  tskey index: insertion, the unique check, and page splits.
  *
- * An insert descends with share locks and locks its leaf exclusively; the
- * unique check runs under that lock (every inserter of a key takes the same
- * first leaf), and the entry is added before the lock is released.  A leaf
+ * An insert descends with share locks and locks exclusively the first leaf
+ * where its key can be; the unique check runs under that lock (every
+ * inserter of a key takes the same first leaf), reading equal keys further
+ * right one share-locked page at a time; the inserter then moves right to
+ * its own leaf with coupled locks and adds the entry before it lets go.  A leaf
  * that is full is not split there: the inserter lets go of everything, runs
  * a split pass that locks exclusively from the root down, splitting every
  * page on the way that could not take one more pivot, and then starts over.
@@ -18,6 +20,7 @@
 
 #include "access/generic_xlog.h"
 #include "access/tableam.h"
+#include "miscadmin.h"
 #include "storage/lmgr.h"
 #include "storage/predicate.h"
 #include "utils/memutils.h"
@@ -35,54 +38,32 @@ typedef enum UniqueResult
 	UNIQUE_CONFLICT				/* a live committed duplicate */
 } UniqueResult;
 
-/* The exclusively locked leaves an insert holds, left to right. */
-typedef struct LeafChain
-{
-	Buffer	   *bufs;
-	int			n;
-	int			size;
-} LeafChain;
-
-/* chain_push: add a locked leaf to the right end of the chain. */
-static void
-chain_push(LeafChain *chain, Buffer buf)
-{
-	if (chain->n == chain->size)
-	{
-		chain->size *= 2;
-		chain->bufs = repalloc(chain->bufs, chain->size * sizeof(Buffer));
-	}
-	chain->bufs[chain->n++] = buf;
-}
-
-/* chain_release: unlock and unpin every leaf of the chain. */
-static void
-chain_release(LeafChain *chain)
-{
-	int			i;
-
-	for (i = 0; i < chain->n; i++)
-		UnlockReleaseBuffer(chain->bufs[i]);
-	chain->n = 0;
-}
-
 /*
- * check_unique: look for live entries with e's (pk, rk), starting on the
- * first leaf where they can be (the chain's only page) and coupling
- * exclusive locks rightwards while the high key still has that (pk, rk).
- * Each candidate is fetched from the heap with a dirty snapshot, as nbtree
- * does: an in-progress inserter or deleter is returned in *xwait for the
- * caller to wait for once its locks are released.  With UNIQUE_CHECK_PARTIAL
- * a candidate only clears *is_unique.
+ * check_unique: look for live entries with e's (pk, rk).  first is the
+ * first leaf where they can be, exclusively locked by the caller: every
+ * inserter of the key locks it, so they check one at a time.  Equal keys
+ * that continue past its high key are read on the pages to the right with
+ * a share lock on one page at a time, as nbtree's _bt_check_unique does,
+ * so a key with any number of versions is checked with two locks.  (An
+ * inserter that has checked moves right to its own leaf with coupled
+ * locks before it lets go of the first, so a later checker that walks
+ * right meets its entry or waits for its lock.)  Each candidate is
+ * fetched from the heap with a dirty snapshot, as nbtree does: an
+ * in-progress inserter or deleter is returned in *xwait for the caller to
+ * wait for once its locks are released.  With UNIQUE_CHECK_PARTIAL a
+ * candidate only clears *is_unique.  Returns with first still locked, and
+ * nothing else.
  */
 static UniqueResult
-check_unique(Relation index, Relation heap, const TskEntry *e, LeafChain *chain,
+check_unique(Relation index, Relation heap, const TskEntry *e, Buffer first,
 			 IndexUniqueCheck checkUnique, bool *is_unique,
 			 TransactionId *xwait, uint32 *speculativeToken)
 {
 	TskEntry	entries[TSK_MAX_ENTRIES_PER_RUN];
 	TskSearchKey sk;
 	SnapshotData SnapshotDirty;
+	Buffer		buf = first;
+	UniqueResult result = UNIQUE_OK;
 
 	InitDirtySnapshot(SnapshotDirty);
 	sk.nkeys = 2;
@@ -90,37 +71,42 @@ check_unique(Relation index, Relation heap, const TskEntry *e, LeafChain *chain,
 	sk.key = *e;
 	for (;;)
 	{
-		Buffer		buf = chain->bufs[chain->n - 1];
 		Page		page = BufferGetPage(buf);
 		TskPageOpaque op = TskPageGetOpaque(page);
 		OffsetNumber off = tsk_leaf_find_run(page, &sk);
 		TskPivot	hikey;
+		BlockNumber next;
+		bool		done = false;
 
-		for (; off != InvalidOffsetNumber && off <= PageGetMaxOffsetNumber(page); off++)
+		CHECK_FOR_INTERRUPTS();
+		for (; !done && off != InvalidOffsetNumber && off <= PageGetMaxOffsetNumber(page); off++)
 		{
 			int			n = tsk_run_entries(page, off, entries);
 
-			for (int i = 0; i < n; i++)
+			for (int i = 0; i < n && !done; i++)
 			{
-				int			c = tsk_search_cmp(&sk, &entries[i]);
 				bool		all_dead;
 
-				if (c > 0)
+				if (tsk_search_cmp(&sk, &entries[i]) > 0)
 					continue;
 				if (!tsk_key_eq(entries[i].pk, e->pk) || !tsk_key_eq(entries[i].rk, e->rk))
-					return UNIQUE_OK;
+				{
+					done = true;
+					break;
+				}
 				if (!table_index_fetch_tuple_check(heap, &entries[i].tid, &SnapshotDirty, &all_dead))
 					continue;
+				done = true;
 				if (checkUnique == UNIQUE_CHECK_PARTIAL)
 				{
 					*is_unique = false;
-					return UNIQUE_OK;
+					break;
 				}
 				*xwait = TransactionIdIsValid(SnapshotDirty.xmin) ? SnapshotDirty.xmin : SnapshotDirty.xmax;
 				if (TransactionIdIsValid(*xwait))
 				{
 					*speculativeToken = SnapshotDirty.speculativeToken;
-					return UNIQUE_WAIT;
+					result = UNIQUE_WAIT;
 				}
 
 				/*
@@ -128,20 +114,25 @@ check_unique(Relation index, Relation heap, const TskEntry *e, LeafChain *chain,
 				 * tuple is live (CREATE INDEX CONCURRENTLY inserts dead ones
 				 * too).
 				 */
-				if (table_index_fetch_tuple_check(heap, (ItemPointer) &e->tid, SnapshotSelf, NULL))
-					return UNIQUE_CONFLICT;
-				return UNIQUE_OK;
+				else if (table_index_fetch_tuple_check(heap, (ItemPointer) &e->tid, SnapshotSelf, NULL))
+					result = UNIQUE_CONFLICT;
 			}
 		}
-		if (TskPageIsRightmost(op))
-			return UNIQUE_OK;
-		tsk_pivot_read(page, TSK_HIKEY, &hikey);
-		if (!tsk_key_eq(hikey.key.pk, e->pk) || !tsk_key_eq(hikey.key.rk, e->rk))
-			return UNIQUE_OK;
-		buf = ReadBuffer(index, op->next);
-		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		if (!done && !TskPageIsRightmost(op))
+		{
+			tsk_pivot_read(page, TSK_HIKEY, &hikey);
+			done = !tsk_key_eq(hikey.key.pk, e->pk) || !tsk_key_eq(hikey.key.rk, e->rk);
+		}
+		else
+			done = true;
+		next = op->next;
+		if (buf != first)
+			UnlockReleaseBuffer(buf);
+		if (done)
+			return result;
+		buf = ReadBuffer(index, next);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		tsk_check_page(index, buf);
-		chain_push(chain, buf);
 	}
 }
 
@@ -158,7 +149,6 @@ tskinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 	TskEntry	e;
 	TskSearchKey sk;
 	TskSearchKey fullkey;
-	LeafChain	chain;
 	bool		is_unique = true;
 	MemoryContext cxt;
 	MemoryContext old;
@@ -192,37 +182,33 @@ tskinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 	fullkey.nkeys = 3;
 	fullkey.side = 0;
 	fullkey.key = e;
-	chain.size = 4;
-	chain.bufs = palloc(chain.size * sizeof(Buffer));
-	chain.n = 0;
 
 	for (;;)
 	{
 		Buffer		buf;
 		GenericXLogState *state;
 		Page		page;
-		int			i;
 
-		chain_push(&chain, tsk_descend(index, &sk, true));
+		buf = tsk_descend(index, &sk, true);
 		if (checkUnique != UNIQUE_CHECK_NO)
 		{
 			TransactionId xwait = InvalidTransactionId;
 			uint32		token = 0;
 
-			switch (check_unique(index, heap, &e, &chain, checkUnique, &is_unique, &xwait, &token))
+			switch (check_unique(index, heap, &e, buf, checkUnique, &is_unique, &xwait, &token))
 			{
 				case UNIQUE_OK:
 					break;
 				case UNIQUE_WAIT:
 					/* never sleep holding buffer locks */
-					chain_release(&chain);
+					UnlockReleaseBuffer(buf);
 					if (token)
 						SpeculativeInsertionWait(xwait, token);
 					else
 						XactLockTableWait(xwait, heap, &e.tid, XLTW_InsertIndex);
 					continue;
 				case UNIQUE_CONFLICT:
-					chain_release(&chain);
+					UnlockReleaseBuffer(buf);
 					ts_ereport(ERROR, TS_EntityAlreadyExists,
 							   errmsg("entity (\"%s\", \"%s\") already exists",
 									  tsk_key_text(e.pk), tsk_key_text(e.rk)),
@@ -231,22 +217,18 @@ tskinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 		}
 
 		/*
-		 * The entry's own leaf: the first chained page whose high key is
-		 * above it, or further right (moving right with coupled locks).
+		 * The entry's own leaf: this one, or one further right (among the
+		 * versions of its key, by heap TID), reached with coupled locks.
 		 */
-		for (i = 0; i < chain.n - 1; i++)
-			if (!tsk_beyond_hikey(BufferGetPage(chain.bufs[i]), &fullkey))
-				break;
-		buf = chain.bufs[i];
-		while (i == chain.n - 1 && tsk_beyond_hikey(BufferGetPage(buf), &fullkey))
+		while (tsk_beyond_hikey(BufferGetPage(buf), &fullkey))
 		{
 			Buffer		next = ReadBuffer(index, TskPageGetOpaque(BufferGetPage(buf))->next);
 
+			CHECK_FOR_INTERRUPTS();
 			LockBuffer(next, BUFFER_LOCK_EXCLUSIVE);
-			tsk_check_page(index, next);
-			chain_push(&chain, next);
-			i = chain.n - 1;
+			UnlockReleaseBuffer(buf);
 			buf = next;
+			tsk_check_page(index, buf);
 		}
 
 		state = GenericXLogStart(index);
@@ -254,11 +236,11 @@ tskinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 		if (tsk_leaf_add(page, &e))
 		{
 			GenericXLogFinish(state);
-			chain_release(&chain);
+			UnlockReleaseBuffer(buf);
 			break;
 		}
 		GenericXLogAbort(state);
-		chain_release(&chain);
+		UnlockReleaseBuffer(buf);
 		tsk_split_pass(index, &e);
 	}
 	MemoryContextSwitchTo(old);
