@@ -316,27 +316,44 @@ fill_page(Page page, const TskEntry *hikey, const TskPivot *items, int n)
 }
 
 /*
- * split_point: where to split n items: the first index at which half of
- * their bytes lie to the left, and never at either end.
+ * split_point: where to split n items (n >= 2) of the given sizes: the m
+ * in [1, n - 1] that makes the larger half smallest, counting the high
+ * keys too: the left half gets items[0..m) and items[m]'s key as its high
+ * key, the right half items[m..n) and the page's high key (hikey_size
+ * bytes, 0 for the rightmost page).  With keys of up to 2 KiB, a split at
+ * half of the items' bytes alone could leave one half as full as the page
+ * was.
  */
 static int
-split_point(const Size *sizes, int n)
+split_point(const TskPivot *items, const Size *sizes, int n, Size hikey_size)
 {
 	Size		total = 0,
-				left = 0;
-	int			i;
+				left = 0,
+				best_cost = 0;
+	int			best = 1;
+	int			m;
 
 	if (n < 2)
 		elog(ERROR, "tskey page to split has %d items", n);
-	for (i = 0; i < n; i++)
-		total += sizes[i];
-	for (i = 0; i < n - 1; i++)
+	for (m = 0; m < n; m++)
+		total += sizes[m];
+	for (m = 1; m < n; m++)
 	{
-		left += sizes[i];
-		if (left >= total / 2)
-			break;
+		Size		lcost,
+					rcost,
+					cost;
+
+		left += sizes[m - 1];
+		lcost = left + MAXALIGN(tsk_pivot_size(&items[m].key)) + sizeof(ItemIdData);
+		rcost = total - left + hikey_size;
+		cost = Max(lcost, rcost);
+		if (m == 1 || cost < best_cost)
+		{
+			best = m;
+			best_cost = cost;
+		}
 	}
-	return Max(i, 1) < n ? Max(i, 1) : n - 1;
+	return best;
 }
 
 /*
@@ -355,7 +372,7 @@ split_page(Relation index, Buffer parent, Buffer buf)
 	TskPivot   *items = palloc(TSK_MAX_ENTRIES_PER_PAGE * sizeof(TskPivot));
 	Size	   *sizes = palloc(TSK_MAX_ENTRIES_PER_PAGE * sizeof(Size));
 	int			n = page_items(page, items, sizes);
-	int			m = split_point(sizes, n);
+	int			m;
 	TskPivot	hikey;
 	Buffer		rbuf;
 	Buffer		obuf = InvalidBuffer;
@@ -370,14 +387,8 @@ split_page(Relation index, Buffer parent, Buffer buf)
 
 	if (!TskPageIsRightmost(&op))
 		tsk_pivot_read(page, TSK_HIKEY, &hikey);
-	rbuf = tsk_new_buffer(index);
-	rblkno = BufferGetBlockNumber(rbuf);
-	if (op.next != InvalidBlockNumber)
-	{
-		obuf = ReadBuffer(index, op.next);
-		LockBuffer(obuf, BUFFER_LOCK_EXCLUSIVE);
-		tsk_check_page(index, obuf);
-	}
+	m = split_point(items, sizes, n, TskPageIsRightmost(&op) ? 0 :
+					MAXALIGN(tsk_pivot_size(&hikey.key)) + sizeof(ItemIdData));
 
 	/* the downlink to this page in the parent */
 	for (off = TskFirstData(TskPageGetOpaque(parentpage)); off <= PageGetMaxOffsetNumber(parentpage); off++)
@@ -388,6 +399,18 @@ split_page(Relation index, Buffer parent, Buffer buf)
 	}
 	if (off > PageGetMaxOffsetNumber(parentpage))
 		elog(ERROR, "tskey parent of block %u has no downlink to it", blkno);
+	/* checked before the index is extended: a failure leaves no orphan page */
+	if (PageGetFreeSpace(parentpage) < MAXALIGN(tsk_pivot_size(&items[m].key)))
+		elog(ERROR, "tskey parent page has no room for a downlink");
+
+	rbuf = tsk_new_buffer(index);
+	rblkno = BufferGetBlockNumber(rbuf);
+	if (op.next != InvalidBlockNumber)
+	{
+		obuf = ReadBuffer(index, op.next);
+		LockBuffer(obuf, BUFFER_LOCK_EXCLUSIVE);
+		tsk_check_page(index, obuf);
+	}
 
 	state = GenericXLogStart(index);
 	ppage = GenericXLogRegisterBuffer(state, parent, 0);
@@ -424,7 +447,7 @@ split_root(Relation index, Buffer root)
 	TskPivot   *items = palloc(TSK_MAX_ENTRIES_PER_PAGE * sizeof(TskPivot));
 	Size	   *sizes = palloc(TSK_MAX_ENTRIES_PER_PAGE * sizeof(Size));
 	int			n = page_items(page, items, sizes);
-	int			m = split_point(sizes, n);
+	int			m = split_point(items, sizes, n, 0);
 	Buffer		lbuf = tsk_new_buffer(index);
 	Buffer		rbuf = tsk_new_buffer(index);
 	BlockNumber lblkno = BufferGetBlockNumber(lbuf);
@@ -489,8 +512,12 @@ internal_is_safe(Page page)
  * tsk_split_pass: make room for entry e.  Locks exclusively from the root
  * down the path to e's leaf, splitting on the way every internal page that
  * could not take one more pivot (its parent, held, can), then splits the
- * leaf if it still has no room for e.  The caller holds no lock and retries
- * its insert afterwards.
+ * leaf if it still has no room for e.  The half of a split page the path
+ * goes on into is checked again: if it still could not take a pivot (long
+ * keys make halves uneven), the pass lets go and starts over from the root,
+ * which splits it in turn with its parent made safe first.  Every split
+ * leaves pages with fewer items, so the passes end.  The caller holds no
+ * lock and retries its insert afterwards.
  */
 void
 tsk_split_pass(Relation index, const TskEntry *e)
@@ -503,6 +530,8 @@ tsk_split_pass(Relation index, const TskEntry *e)
 	sk.side = 0;
 	sk.key = *e;
 
+restart:
+	CHECK_FOR_INTERRUPTS();
 	parent = ReadBuffer(index, TSK_ROOT_BLKNO);
 	LockBuffer(parent, BUFFER_LOCK_EXCLUSIVE);
 	tsk_check_page(index, parent);
@@ -514,6 +543,7 @@ tsk_split_pass(Relation index, const TskEntry *e)
 		UnlockReleaseBuffer(parent);
 		return;
 	}
+	/* a split root holds two pivots: safe */
 	if (!internal_is_safe(page))
 		split_root(index, parent);
 
@@ -544,6 +574,12 @@ tsk_split_pass(Relation index, const TskEntry *e)
 			}
 			else
 				UnlockReleaseBuffer(right);
+			if (!internal_is_safe(BufferGetPage(buf)))
+			{
+				UnlockReleaseBuffer(buf);
+				UnlockReleaseBuffer(parent);
+				goto restart;
+			}
 		}
 		UnlockReleaseBuffer(parent);
 		parent = buf;

@@ -233,6 +233,8 @@ verify_index(PG_FUNCTION_ARGS)
 	int			level;
 	TableScanDesc hscan;
 	int64		nheap = 0;
+	BlockNumber npages = 1;		/* the metapage */
+	BlockNumber nblocks;
 	AclResult	aclresult;
 
 	if (get_rel_relkind(indexoid) != RELKIND_INDEX)
@@ -316,12 +318,19 @@ verify_index(PG_FUNCTION_ARGS)
 			blkno = op->next;
 			UnlockReleaseBuffer(buf);
 			i++;
+			npages++;
 		}
 		if (above && i != nabove)
 			corrupt(index, prevblk, "level %d has %d pages, the level above names %d", level, i, nabove);
 		above = below;
 		nabove = nbelow;
 	}
+
+	/* every page is in the tree: a failed split leaves none behind */
+	nblocks = RelationGetNumberOfBlocks(index);
+	if (npages != nblocks)
+		corrupt(index, InvalidBlockNumber, "%u of its %u pages are not in the tree",
+				nblocks - npages, nblocks);
 
 	/* every visible heap tuple reached by exactly one entry */
 	qsort(vs.visible, vs.nvisible, sizeof(ItemPointerData), tid_cmp);
