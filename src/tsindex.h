@@ -112,6 +112,18 @@ typedef struct TskSearchKey
 	TskEntry	key;
 } TskSearchKey;
 
+/*
+ * A walk along sibling links, counting its pages so that a cycle of links
+ * (which only corrupt pages can make) is an error, not an endless loop.
+ */
+typedef struct TskWalk
+{
+	uint32		steps;
+	uint32		limit;
+} TskWalk;
+
+#define TSK_WALK_INIT	{0, 64}
+
 /* Index reloptions. */
 typedef struct TskOptions
 {
@@ -147,6 +159,9 @@ extern TskEntry tsk_copy_entry(const TskEntry *e);
 extern void tsk_init_page(Page page, uint16 level, BlockNumber prev, BlockNumber next);
 extern void tsk_init_metapage(Page page);
 extern void tsk_check_page(Relation index, Buffer buf);
+extern void tsk_corrupt(const char *what) pg_attribute_noreturn();
+extern const char *tsk_item(Page page, OffsetNumber off, Size *len);
+extern void tsk_walk_step(Relation index, TskWalk *walk);
 extern Size tsk_pivot_size(const TskEntry *key);
 extern void tsk_pivot_form(char *dst, BlockNumber child, const TskEntry *key);
 extern void tsk_pivot_read(Page page, OffsetNumber off, TskPivot *pivot);

@@ -64,6 +64,7 @@ check_unique(Relation index, Relation heap, const TskEntry *e, Buffer first,
 	SnapshotData SnapshotDirty;
 	Buffer		buf = first;
 	UniqueResult result = UNIQUE_OK;
+	TskWalk		walk = TSK_WALK_INIT;
 
 	InitDirtySnapshot(SnapshotDirty);
 	sk.nkeys = 2;
@@ -130,6 +131,7 @@ check_unique(Relation index, Relation heap, const TskEntry *e, Buffer first,
 			UnlockReleaseBuffer(buf);
 		if (done)
 			return result;
+		tsk_walk_step(index, &walk);
 		buf = ReadBuffer(index, next);
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		tsk_check_page(index, buf);
@@ -150,6 +152,7 @@ tskinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 	TskSearchKey sk;
 	TskSearchKey fullkey;
 	bool		is_unique = true;
+	TskWalk		walk = TSK_WALK_INIT;
 	MemoryContext cxt;
 	MemoryContext old;
 
@@ -222,9 +225,11 @@ tskinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 		 */
 		while (tsk_beyond_hikey(BufferGetPage(buf), &fullkey))
 		{
-			Buffer		next = ReadBuffer(index, TskPageGetOpaque(BufferGetPage(buf))->next);
+			Buffer		next;
 
 			CHECK_FOR_INTERRUPTS();
+			tsk_walk_step(index, &walk);
+			next = ReadBuffer(index, TskPageGetOpaque(BufferGetPage(buf))->next);
 			LockBuffer(next, BUFFER_LOCK_EXCLUSIVE);
 			UnlockReleaseBuffer(buf);
 			buf = next;
@@ -277,6 +282,8 @@ page_items(Page page, TskPivot *items, Size *sizes)
 	{
 		OffsetNumber off;
 
+		if (PageGetMaxOffsetNumber(page) > TSK_MAX_ENTRIES_PER_PAGE)
+			tsk_corrupt("too many pivots");
 		for (off = TskFirstData(op); off <= PageGetMaxOffsetNumber(page); off++, n++)
 		{
 			tsk_pivot_read(page, off, &items[n]);

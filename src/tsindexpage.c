@@ -347,8 +347,13 @@ tsk_check_page(Relation index, Buffer buf)
 {
 	Page		page = BufferGetPage(buf);
 
+	PageHeader	ph = (PageHeader) page;
+
 	if (PageIsNew(page) ||
-		PageGetSpecialSize(page) != MAXALIGN(sizeof(TskPageOpaqueData)) ||
+		PageGetPageSize(page) != BLCKSZ ||
+		ph->pd_special != BLCKSZ - MAXALIGN(sizeof(TskPageOpaqueData)) ||
+		ph->pd_lower < SizeOfPageHeaderData || ph->pd_lower > ph->pd_upper ||
+		ph->pd_upper > ph->pd_special ||
 		TskPageGetOpaque(page)->page_id != TSK_PAGE_ID ||
 		(TskPageGetOpaque(page)->flags & TSK_META) != 0)
 		ereport(ERROR,
@@ -356,6 +361,67 @@ tsk_check_page(Relation index, Buffer buf)
 				 errmsg("index \"%s\" contains unexpected page at block %u",
 						RelationGetRelationName(index), BufferGetBlockNumber(buf)),
 				 errhint("Please REINDEX it.")));
+}
+
+/*
+ * tsk_corrupt: raise the error of a page whose bytes contradict the
+ * layout.  Pages are read only through checked accessors (tsk_check_page,
+ * tsk_item, run_parse, tsk_pivot_read), so that corrupt bytes give this
+ * error rather than reads or writes out of bounds.
+ */
+void
+tsk_corrupt(const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("corrupted tskey index page: %s", what),
+			 errhint("Please REINDEX it.")));
+}
+
+/*
+ * tsk_item: the item at off of a checked tree page, and its length; the
+ * line pointer must be in use and the item lie between pd_upper and the
+ * special space.
+ */
+const char *
+tsk_item(Page page, OffsetNumber off, Size *len)
+{
+	PageHeader	ph = (PageHeader) page;
+	ItemId		id;
+
+	if (off < FirstOffsetNumber || off > PageGetMaxOffsetNumber(page))
+		tsk_corrupt("item number out of range");
+	id = PageGetItemId(page, off);
+	if (!ItemIdIsNormal(id) || ItemIdGetOffset(id) < ph->pd_upper ||
+		ItemIdGetOffset(id) + ItemIdGetLength(id) > ph->pd_special)
+		tsk_corrupt("line pointer out of range");
+	*len = ItemIdGetLength(id);
+	return (const char *) page + ItemIdGetOffset(id);
+}
+
+/*
+ * tsk_walk_step: count one more page of a walk along sibling links.  A walk
+ * may read each page of the index once, and again the pages concurrent
+ * splits add; one that has read more than twice as many pages as the index
+ * has is going round a cycle of links.
+ */
+void
+tsk_walk_step(Relation index, TskWalk *walk)
+{
+	if (++walk->steps > walk->limit)
+	{
+		walk->limit = 2 * RelationGetNumberOfBlocks(index) + 64;
+		if (walk->steps > walk->limit)
+			tsk_corrupt("a cycle of sibling links");
+	}
+}
+
+/* key_ok: whether a stored key's length word is possible. */
+static inline bool
+key_ok(uint16 word)
+{
+	return TSK_LEN(word) <= TSK_MAX_KEY_BYTES &&
+		((word & TSK_UTF16) == 0 || TSK_LEN(word) % 2 == 0);
 }
 
 /* tsk_pivot_size: the size of a pivot item for the key. */
@@ -386,14 +452,20 @@ tsk_pivot_form(char *dst, BlockNumber child, const TskEntry *key)
 void
 tsk_pivot_read(Page page, OffsetNumber off, TskPivot *pivot)
 {
-	const char *p = PageGetItem(page, PageGetItemId(page, off));
+	Size		len;
+	const char *p = tsk_item(page, off, &len);
 
+	if (len < TSK_PIVOT_HDR)
+		tsk_corrupt("pivot too short");
 	memcpy(&pivot->child, p, 4);
 	memcpy(&pivot->key.tid, p + 4, 6);
 	memcpy(&pivot->key.pk.word, p + 10, 2);
 	memcpy(&pivot->key.rk.word, p + 12, 2);
 	pivot->key.pk.data = p + TSK_PIVOT_HDR;
 	pivot->key.rk.data = p + TSK_PIVOT_HDR + TSK_LEN(pivot->key.pk.word);
+	if (!key_ok(pivot->key.pk.word) || !key_ok(pivot->key.rk.word) ||
+		(Size) (TSK_PIVOT_HDR + TSK_LEN(pivot->key.pk.word) + TSK_LEN(pivot->key.rk.word)) != len)
+		tsk_corrupt("pivot keys do not match its length");
 }
 
 /* tsk_page_add_pivot: add a pivot at off; false if it does not fit. */
@@ -414,28 +486,42 @@ static void run_first(Page page, OffsetNumber off, TskEntry *e);
 
 /*
  * Leaf runs: {pk word, n, pk, n x {tid, rk word, rk}}.  run_parse decodes
- * the run at p into entries (pointing into p), returning their number.
+ * the run of len bytes at p into entries (pointing into p; room for
+ * max of them), returning their number.  Every length is checked against
+ * the item's, so a corrupt run is an error, never a read or write beyond
+ * it.
  */
 static int
-run_parse(const char *p, TskEntry *entries)
+run_parse(const char *p, Size len, TskEntry *entries, int max)
 {
 	TskKey		pk;
 	uint16		n;
 	const char *q;
+	const char *end = p + len;
 	int			i;
 
+	if (len < TSK_RUN_HDR)
+		tsk_corrupt("run too short");
 	memcpy(&pk.word, p, 2);
 	memcpy(&n, p + 2, 2);
+	if (n < 1 || n > max || !key_ok(pk.word) || (Size) (TSK_RUN_HDR + TSK_LEN(pk.word)) > len)
+		tsk_corrupt("run header does not match the run");
 	pk.data = p + TSK_RUN_HDR;
 	q = pk.data + TSK_LEN(pk.word);
 	for (i = 0; i < n; i++)
 	{
+		if (end - q < TSK_RUN_ENTRY_HDR)
+			tsk_corrupt("run entries do not match the run's length");
 		entries[i].pk = pk;
 		memcpy(&entries[i].tid, q, 6);
 		memcpy(&entries[i].rk.word, q + 6, 2);
 		entries[i].rk.data = q + TSK_RUN_ENTRY_HDR;
+		if (!key_ok(entries[i].rk.word) || end - entries[i].rk.data < TSK_LEN(entries[i].rk.word))
+			tsk_corrupt("run entries do not match the run's length");
 		q += TSK_RUN_ENTRY_HDR + TSK_LEN(entries[i].rk.word);
 	}
+	if (q != end)
+		tsk_corrupt("run entries do not match the run's length");
 	return n;
 }
 
@@ -501,7 +587,12 @@ tsk_leaf_entries(Page page, TskEntry *entries)
 	int			n = 0;
 
 	for (off = TskFirstData(op); off <= maxoff; off++)
-		n += run_parse(PageGetItem(page, PageGetItemId(page, off)), entries + n);
+	{
+		Size		len;
+		const char *p = tsk_item(page, off, &len);
+
+		n += run_parse(p, len, entries + n, Min(TSK_MAX_ENTRIES_PER_RUN, TSK_MAX_ENTRIES_PER_PAGE - n));
+	}
 	return n;
 }
 
@@ -509,7 +600,10 @@ tsk_leaf_entries(Page page, TskEntry *entries)
 int
 tsk_run_entries(Page page, OffsetNumber off, TskEntry *entries)
 {
-	return run_parse(PageGetItem(page, PageGetItemId(page, off)), entries);
+	Size		len;
+	const char *p = tsk_item(page, off, &len);
+
+	return run_parse(p, len, entries, TSK_MAX_ENTRIES_PER_RUN);
 }
 
 /*
@@ -601,13 +695,20 @@ tsk_leaf_encode(Page page, const TskEntry *hikey, const TskEntry *entries, int n
 static void
 run_first(Page page, OffsetNumber off, TskEntry *e)
 {
-	const char *p = PageGetItem(page, PageGetItemId(page, off));
+	Size		len;
+	const char *p = tsk_item(page, off, &len);
 
+	if (len < TSK_RUN_HDR)
+		tsk_corrupt("run too short");
 	memcpy(&e->pk.word, p, 2);
+	if (!key_ok(e->pk.word) || (Size) (TSK_RUN_HDR + TSK_LEN(e->pk.word) + TSK_RUN_ENTRY_HDR) > len)
+		tsk_corrupt("run header does not match the run");
 	e->pk.data = p + TSK_RUN_HDR;
 	memcpy(&e->tid, e->pk.data + TSK_LEN(e->pk.word), 6);
 	memcpy(&e->rk.word, e->pk.data + TSK_LEN(e->pk.word) + 6, 2);
 	e->rk.data = e->pk.data + TSK_LEN(e->pk.word) + TSK_RUN_ENTRY_HDR;
+	if (!key_ok(e->rk.word) || (Size) ((e->rk.data - p) + TSK_LEN(e->rk.word)) > len)
+		tsk_corrupt("run entries do not match the run's length");
 }
 
 /*
@@ -715,7 +816,7 @@ tsk_leaf_add(Page page, const TskEntry *e)
 	else
 	{
 		TskEntry	entries[TSK_MAX_ENTRIES_PER_RUN];
-		int			n = run_parse(PageGetItem(page, PageGetItemId(page, target)), entries);
+		int			n = tsk_run_entries(page, target, entries);
 		int			pos = n;
 		Size		sz1,
 					sz2 = 0;
@@ -812,6 +913,7 @@ tsk_descend(Relation index, const TskSearchKey *sk, bool exclusive_leaf)
 {
 	Buffer		buf;
 	int			mode;
+	TskWalk		walk = TSK_WALK_INIT;
 
 restart:
 	buf = ReadBuffer(index, TSK_ROOT_BLKNO);
@@ -828,7 +930,10 @@ restart:
 		op = TskPageGetOpaque(page);
 		while (tsk_beyond_hikey(page, sk))
 		{
-			Buffer		next = ReadBuffer(index, op->next);
+			Buffer		next;
+
+			tsk_walk_step(index, &walk);
+			next = ReadBuffer(index, op->next);
 
 			if (mode == BUFFER_LOCK_EXCLUSIVE)
 			{

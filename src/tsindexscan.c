@@ -71,6 +71,7 @@ typedef struct TskScanOpaqueData
 	BlockNumber curblk;			/* the current leaf */
 	BlockNumber next;			/* its right link when it was read */
 	BlockNumber prev;			/* its left link when it was read */
+	TskWalk		walk;			/* pages read, against a cycle of links */
 	int			nitems;
 	int			item;
 	ItemPointerData items[TSK_MAX_ENTRIES_PER_PAGE];
@@ -167,6 +168,8 @@ tskrescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int nor
 	so->empty = false;
 	so->started = false;
 	so->done = false;
+	so->walk.steps = 0;
+	so->walk.limit = 64;
 	so->nitems = so->item = 0;
 
 	/* the keys' stored forms of the previous rescan go */
@@ -286,6 +289,8 @@ take_entry(TskScanOpaque so, bool fwd, const TskEntry *e, Page page)
 	if (!below_lo(pk, e->pk) && !above_hi(pk, e->pk) &&
 		!below_lo(rk, e->rk) && !above_hi(rk, e->rk))
 	{
+		if (so->nitems >= TSK_MAX_ENTRIES_PER_PAGE)
+			tsk_corrupt("too many entries");
 		if (so->itemkeys)
 		{
 			ItemKeys   *k = &so->itemkeys[so->nitems];
@@ -473,8 +478,11 @@ step_left(IndexScanDesc scan)
 
 	for (;;)
 	{
-		Buffer		buf = ReadBuffer(scan->indexRelation, blkno);
+		Buffer		buf;
 		TskPageOpaque op;
+
+		tsk_walk_step(scan->indexRelation, &so->walk);
+		buf = ReadBuffer(scan->indexRelation, blkno);
 
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		tsk_check_page(scan->indexRelation, buf);
@@ -526,6 +534,7 @@ next_tid(IndexScanDesc scan, ScanDirection dir, ItemPointer tid)
 		CHECK_FOR_INTERRUPTS();
 		if (ScanDirectionIsForward(dir))
 		{
+			tsk_walk_step(scan->indexRelation, &so->walk);
 			buf = ReadBuffer(scan->indexRelation, so->next);
 			LockBuffer(buf, BUFFER_LOCK_SHARE);
 			tsk_check_page(scan->indexRelation, buf);

@@ -55,6 +55,7 @@ vacuum_leaves(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	BlockNumber blkno = leftmost_leaf(index);
 	TskEntry   *entries = palloc(TSK_MAX_ENTRIES_PER_PAGE * sizeof(TskEntry));
 	TskEntry   *kept = palloc(TSK_MAX_ENTRIES_PER_PAGE * sizeof(TskEntry));
+	TskWalk		walk = TSK_WALK_INIT;
 
 	while (blkno != InvalidBlockNumber)
 	{
@@ -66,6 +67,7 @@ vacuum_leaves(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 					i;
 
 		vacuum_delay_point();
+		tsk_walk_step(index, &walk);
 		buf = ReadBufferExtended(index, MAIN_FORKNUM, blkno, RBM_NORMAL, info->strategy);
 		if (callback)
 			LockBufferForCleanup(buf);
