@@ -10,7 +10,7 @@
  *	  tsindexbuild.c	sorted bottom-up build, the empty index
  *	  tsindexinsert.c	insertion, the unique check, page splits
  *	  tsindexscan.c		ordered and bitmap scans
- *	  tsindexvacuum.c	bulk delete and cleanup
+ *	  tsindexvacuum.c	bulk delete, page deletion and cleanup
  *	  tsindexverify.c	tablestore.verify_index()
  *
  *-------------------------------------------------------------------------
@@ -23,6 +23,7 @@
 #include "access/amapi.h"
 #include "access/genam.h"
 #include "access/itup.h"
+#include "access/transam.h"
 #include "nodes/execnodes.h"
 #include "nodes/pathnodes.h"
 #include "storage/bufmgr.h"
@@ -62,12 +63,24 @@ typedef struct TskPageOpaqueData
 typedef TskPageOpaqueData *TskPageOpaque;
 
 #define TSK_META				0x0001
+#define TSK_DELETED				0x0002	/* unlinked; reusable after safexid */
 
 #define TskPageGetOpaque(page) ((TskPageOpaque) PageGetSpecialPointer(page))
+#define TskPageIsDeleted(op)	(((op)->flags & TSK_DELETED) != 0)
 #define TskPageIsRightmost(op)	((op)->next == InvalidBlockNumber)
 /* line pointer of the high key, and of the first data item */
 #define TSK_HIKEY				((OffsetNumber) 1)
 #define TskFirstData(op)		(TskPageIsRightmost(op) ? TSK_HIKEY : OffsetNumberNext(TSK_HIKEY))
+
+/*
+ * The contents of a deleted page: the next transaction ID when it was
+ * deleted.  Once no transaction that could still hold a link to it is
+ * running, the page may be reused (tsk_page_recyclable).
+ */
+typedef struct TskDeletedData
+{
+	FullTransactionId safexid;
+} TskDeletedData;
 
 typedef struct TskMetaData
 {
@@ -175,6 +188,9 @@ extern bool tsk_leaf_add(Page page, const TskEntry *e);
 extern BlockNumber tsk_choose_child(Page page, const TskSearchKey *sk);
 extern bool tsk_beyond_hikey(Page page, const TskSearchKey *sk);
 extern Buffer tsk_descend(Relation index, const TskSearchKey *sk, bool exclusive_leaf);
+extern Buffer tsk_descend_level(Relation index, const TskSearchKey *sk, uint16 target, bool exclusive);
+extern void tsk_init_deleted(Page page, BlockNumber prev, BlockNumber next);
+extern bool tsk_page_recyclable(Page page);
 extern Buffer tsk_new_buffer(Relation index);
 
 /* tsindexbuild.c */

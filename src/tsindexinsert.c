@@ -80,6 +80,12 @@ check_unique(Relation index, Relation heap, const TskEntry *e, Buffer first,
 		bool		done = false;
 
 		CHECK_FOR_INTERRUPTS();
+		/*
+		 * A page deleted after the previous one's right link was read (it
+		 * was empty): go on past it.
+		 */
+		if (TskPageIsDeleted(op))
+			off = InvalidOffsetNumber;
 		for (; !done && off != InvalidOffsetNumber && off <= PageGetMaxOffsetNumber(page); off++)
 		{
 			int			n = tsk_run_entries(page, off, entries);
@@ -119,7 +125,9 @@ check_unique(Relation index, Relation heap, const TskEntry *e, Buffer first,
 					result = UNIQUE_CONFLICT;
 			}
 		}
-		if (!done && !TskPageIsRightmost(op))
+		if (!done && TskPageIsDeleted(op))
+			done = TskPageIsRightmost(op);
+		else if (!done && !TskPageIsRightmost(op))
 		{
 			tsk_pivot_read(page, TSK_HIKEY, &hikey);
 			done = !tsk_key_eq(hikey.key.pk, e->pk) || !tsk_key_eq(hikey.key.rk, e->rk);

@@ -14,9 +14,14 @@
  */
 #include "postgres.h"
 
+#include "access/nbtxlog.h"
+#include "access/xloginsert.h"
 #include "mb/pg_wchar.h"
+#include "miscadmin.h"
+#include "storage/indexfsm.h"
 #include "storage/lmgr.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 
 #include "tablestore.h"
 #include "tsindex.h"
@@ -903,19 +908,34 @@ tsk_beyond_hikey(Page page, const TskSearchKey *sk)
 
 /*
  * tsk_descend: the leaf whose key range holds the search key, pinned and
- * locked (exclusively if asked).  Descends from the root with one share
- * lock at a time, moving right past concurrent splits (Lehman-Yao); the
- * leaf is locked exclusively directly from its parent, and moving right at
- * the leaf level couples the exclusive locks.
+ * locked (exclusively if asked).  See tsk_descend_level.
  */
 Buffer
 tsk_descend(Relation index, const TskSearchKey *sk, bool exclusive_leaf)
 {
+	return tsk_descend_level(index, sk, 0, exclusive_leaf);
+}
+
+/*
+ * tsk_descend_level: the page of the given level whose key range holds the
+ * search key, pinned and locked (exclusively if asked), or InvalidBuffer if
+ * the tree has no such level.  Descends from the root with one share lock
+ * at a time, moving right past concurrent splits (Lehman-Yao); the target
+ * page is locked directly from its parent, and moving right on its level
+ * couples the locks.  A deleted page (reached through a downlink read
+ * before its deletion) sends the descent back to the root: its key range
+ * may have gone to its left sibling, which moving right cannot reach.
+ */
+Buffer
+tsk_descend_level(Relation index, const TskSearchKey *sk, uint16 target, bool exclusive)
+{
 	Buffer		buf;
 	int			mode;
 	TskWalk		walk = TSK_WALK_INIT;
+	int			target_mode = exclusive ? BUFFER_LOCK_EXCLUSIVE : BUFFER_LOCK_SHARE;
 
 restart:
+	CHECK_FOR_INTERRUPTS();
 	buf = ReadBuffer(index, TSK_ROOT_BLKNO);
 	mode = BUFFER_LOCK_SHARE;
 	LockBuffer(buf, mode);
@@ -928,13 +948,18 @@ restart:
 		tsk_check_page(index, buf);
 		page = BufferGetPage(buf);
 		op = TskPageGetOpaque(page);
+		if (TskPageIsDeleted(op))
+		{
+			UnlockReleaseBuffer(buf);
+			tsk_walk_step(index, &walk);
+			goto restart;
+		}
 		while (tsk_beyond_hikey(page, sk))
 		{
 			Buffer		next;
 
 			tsk_walk_step(index, &walk);
 			next = ReadBuffer(index, op->next);
-
 			if (mode == BUFFER_LOCK_EXCLUSIVE)
 			{
 				LockBuffer(next, mode);
@@ -949,16 +974,27 @@ restart:
 			tsk_check_page(index, buf);
 			page = BufferGetPage(buf);
 			op = TskPageGetOpaque(page);
-		}
-		if (op->level == 0)
-		{
-			if (exclusive_leaf && mode != BUFFER_LOCK_EXCLUSIVE)
+			if (TskPageIsDeleted(op))
 			{
-				/* the root is a leaf: relock, and start over if it split */
+				UnlockReleaseBuffer(buf);
+				goto restart;
+			}
+		}
+		if (op->level < target)
+		{
+			/* the tree is lower than the level asked for */
+			UnlockReleaseBuffer(buf);
+			return InvalidBuffer;
+		}
+		if (op->level == target)
+		{
+			if (mode != target_mode)
+			{
+				/* the root is the target: relock, and start over if it split */
 				LockBuffer(buf, BUFFER_LOCK_UNLOCK);
-				LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-				mode = BUFFER_LOCK_EXCLUSIVE;
-				if (TskPageGetOpaque(page)->level != 0)
+				LockBuffer(buf, target_mode);
+				mode = target_mode;
+				if (TskPageGetOpaque(page)->level != target)
 				{
 					UnlockReleaseBuffer(buf);
 					goto restart;
@@ -968,7 +1004,7 @@ restart:
 			return buf;
 		}
 		child = tsk_choose_child(page, sk);
-		mode = (op->level == 1 && exclusive_leaf) ? BUFFER_LOCK_EXCLUSIVE : BUFFER_LOCK_SHARE;
+		mode = (op->level == target + 1) ? target_mode : BUFFER_LOCK_SHARE;
 		UnlockReleaseBuffer(buf);
 		buf = ReadBuffer(index, child);
 		LockBuffer(buf, mode);
@@ -976,15 +1012,104 @@ restart:
 }
 
 /*
- * tsk_new_buffer: a new page at the end of the index, pinned and locked
- * exclusively.  Pages are never deleted, so there is no free space map to
- * consult.
+ * tsk_init_deleted: make a page a deleted one: no items, its sibling links
+ * kept (so that a scan that lands on it moves on) and the deletion's
+ * safexid.
+ */
+void
+tsk_init_deleted(Page page, BlockNumber prev, BlockNumber next)
+{
+	TskDeletedData *d;
+
+	tsk_init_page(page, 0, prev, next);
+	TskPageGetOpaque(page)->flags = TSK_DELETED;
+	d = (TskDeletedData *) PageGetContents(page);
+	d->safexid = ReadNextFullTransactionId();
+	((PageHeader) page)->pd_lower = ((char *) d + sizeof(TskDeletedData)) - (char *) page;
+}
+
+/*
+ * tsk_page_recyclable: whether a deleted page may be reused: no
+ * transaction that was running when it was deleted (and so may still hold
+ * a link to it in a scan) is running now.  As nbtree's BTPageIsRecyclable.
+ */
+bool
+tsk_page_recyclable(Page page)
+{
+	TskDeletedData d;
+
+	if (PageIsNew(page))
+		return true;
+	if (!TskPageIsDeleted(TskPageGetOpaque(page)) ||
+		((PageHeader) page)->pd_lower < SizeOfPageHeaderData + sizeof(TskDeletedData))
+		return false;
+	memcpy(&d, PageGetContents(page), sizeof(d));
+	return GlobalVisCheckRemovableFullXid(NULL, d.safexid);
+}
+
+/*
+ * log_reuse: before a deleted page is reused, make a hot standby cancel
+ * the queries that could still hold a link to it: those whose snapshot is
+ * older than the page's safexid.  Generic WAL carries no recovery
+ * conflict, so this is nbtree's own record for the same purpose
+ * (XLOG_BTREE_REUSE_PAGE), whose replay only resolves that conflict.
+ */
+static void
+log_reuse(Relation index, BlockNumber blkno, Page page)
+{
+	xl_btree_reuse_page xlrec;
+	TskDeletedData d;
+
+	if (!RelationNeedsWAL(index) || !XLogStandbyInfoActive() || PageIsNew(page))
+		return;
+	memcpy(&d, PageGetContents(page), sizeof(d));
+	xlrec.node = index->rd_node;
+	xlrec.block = blkno;
+	xlrec.latestRemovedFullXid = d.safexid;
+	XLogBeginInsert();
+	XLogRegisterData((char *) &xlrec, SizeOfBtreeReusePage);
+	XLogInsert(RM_BTREE_ID, XLOG_BTREE_REUSE_PAGE);
+}
+
+/*
+ * tsk_new_buffer: a page for a split, pinned and locked exclusively: a
+ * recyclable deleted page from the free space map (where VACUUM records
+ * them), or a new page at the end of the index.  The caller initialises it
+ * and logs it whole.  Free space map entries may be stale, so each page
+ * is checked under its lock; a page another backend has locked is passed
+ * over (the caller holds locks of its own).
  */
 Buffer
 tsk_new_buffer(Relation index)
 {
 	bool		needLock = !RELATION_IS_LOCAL(index);
 	Buffer		buf;
+
+	for (;;)
+	{
+		BlockNumber blkno = GetFreeIndexPage(index);
+
+		if (blkno == InvalidBlockNumber)
+			break;
+		if (blkno <= TSK_ROOT_BLKNO || blkno >= RelationGetNumberOfBlocks(index))
+			continue;
+		buf = ReadBuffer(index, blkno);
+		if (ConditionalLockBuffer(buf))
+		{
+			Page		page = BufferGetPage(buf);
+
+			if (PageIsNew(page) ||
+				(PageGetSpecialSize(page) == MAXALIGN(sizeof(TskPageOpaqueData)) &&
+				 TskPageGetOpaque(page)->page_id == TSK_PAGE_ID &&
+				 tsk_page_recyclable(page)))
+			{
+				log_reuse(index, blkno, page);
+				return buf;
+			}
+			LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+		}
+		ReleaseBuffer(buf);
+	}
 
 	if (needLock)
 		LockRelationForExtension(index, ExclusiveLock);

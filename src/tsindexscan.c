@@ -466,15 +466,54 @@ read_page(IndexScanDesc scan, Buffer buf, const TskSearchKey *start)
 }
 
 /*
+ * live_origin: the page whose left neighbour a backward step looks for,
+ * given the page last read.  If that page has been deleted since, its key
+ * range went to a neighbour, and the step looks for the left neighbour of
+ * the live page its right link leads to (nbtree's _bt_walk_left does the
+ * same).  The deleted page cannot have been reused: the scan's snapshot
+ * holds back its safexid (on a standby, reuse cancels the scan).
+ */
+static BlockNumber
+live_origin(IndexScanDesc scan, BlockNumber origin)
+{
+	TskScanOpaque so = (TskScanOpaque) scan->opaque;
+
+	while (origin != InvalidBlockNumber)
+	{
+		Buffer		buf;
+		TskPageOpaque op;
+		bool		deleted;
+
+		tsk_walk_step(scan->indexRelation, &so->walk);
+		buf = ReadBuffer(scan->indexRelation, origin);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		tsk_check_page(scan->indexRelation, buf);
+		op = TskPageGetOpaque(BufferGetPage(buf));
+		deleted = TskPageIsDeleted(op);
+		if (deleted)
+			origin = op->next;
+		UnlockReleaseBuffer(buf);
+		if (!deleted)
+			break;
+	}
+	return origin;
+}
+
+/*
  * step_left: share-lock the left neighbour of the page last read.  The
  * left link noted may be stale if that page split since: move right from it
- * until the page whose right link is the page last read.
+ * until the page whose right link is the page last read.  If the first
+ * page tried does not link to it, the page last read may have been
+ * deleted (live_origin).  The page returned may be a deleted one (it has
+ * no entries; the next step goes on from it).
  */
 static Buffer
 step_left(IndexScanDesc scan)
 {
 	TskScanOpaque so = (TskScanOpaque) scan->opaque;
 	BlockNumber blkno = so->prev;
+	BlockNumber origin = so->curblk;
+	bool		checked = false;
 
 	for (;;)
 	{
@@ -483,12 +522,21 @@ step_left(IndexScanDesc scan)
 
 		tsk_walk_step(scan->indexRelation, &so->walk);
 		buf = ReadBuffer(scan->indexRelation, blkno);
-
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		tsk_check_page(scan->indexRelation, buf);
 		op = TskPageGetOpaque(BufferGetPage(buf));
-		if (op->next == so->curblk)
+		if (op->next == origin)
 			return buf;
+		if (!checked)
+		{
+			checked = true;
+			LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+			origin = live_origin(scan, origin);
+			LockBuffer(buf, BUFFER_LOCK_SHARE);
+			op = TskPageGetOpaque(BufferGetPage(buf));
+			if (op->next == origin)
+				return buf;
+		}
 		if (op->next == InvalidBlockNumber)
 			elog(ERROR, "tskey index \"%s\": no left sibling found for block %u",
 				 RelationGetRelationName(scan->indexRelation), so->curblk);

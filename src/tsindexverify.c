@@ -175,6 +175,8 @@ verify_page(VerifyState *vs, Buffer buf, uint16 level, BlockNumber prevblk,
 
 	tsk_check_page(index, buf);
 	op = TskPageGetOpaque(page);
+	if (TskPageIsDeleted(op))
+		corrupt(index, blkno, "a deleted page is still linked into the tree");
 	if (op->level != level)
 		corrupt(index, blkno, "level %u where %u was expected", op->level, level);
 	if (op->prev != prevblk)
@@ -306,6 +308,8 @@ verify_index(PG_FUNCTION_ARGS)
 	TableScanDesc hscan;
 	int64		nheap = 0;
 	BlockNumber npages = 1;		/* the metapage */
+	BlockNumber nfree = 0;
+	bool	   *reached;
 	LOCKMODE	lockmode;
 	AclResult	aclresult;
 
@@ -353,6 +357,8 @@ verify_index(PG_FUNCTION_ARGS)
 										ALLOCSET_DEFAULT_SIZES);
 	if (vs.nblocks < 2)
 		corrupt(index, InvalidBlockNumber, "%u blocks, fewer than a metapage and a root", vs.nblocks);
+	reached = palloc0(vs.nblocks * sizeof(bool));
+	reached[TSK_METAPAGE_BLKNO] = true;
 
 	buf = ReadBuffer(index, TSK_METAPAGE_BLKNO);
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
@@ -389,8 +395,9 @@ verify_index(PG_FUNCTION_ARGS)
 				corrupt(index, blkno, "on level %d but not named by the level above", level);
 			if (blkno == TSK_METAPAGE_BLKNO || blkno >= vs.nblocks)
 				corrupt(index, prevblk, "link to block %u, which is not a tree page", blkno);
-			if (npages >= vs.nblocks)
-				corrupt(index, blkno, "the tree has more pages than the index (a cycle of links)");
+			if (reached[blkno])
+				corrupt(index, blkno, "reached twice (a cycle of links)");
+			reached[blkno] = true;
 			buf = ReadBuffer(index, blkno);
 			LockBuffer(buf, BUFFER_LOCK_SHARE);
 			verify_page(&vs, buf, level, prevblk, above ? &above[i] : NULL,
@@ -416,10 +423,32 @@ verify_index(PG_FUNCTION_ARGS)
 		nabove = nbelow;
 	}
 
-	/* every page is in the tree: a failed split leaves none behind */
-	if (npages != vs.nblocks)
-		corrupt(index, InvalidBlockNumber, "%u of its %u pages are not in the tree",
-				vs.nblocks - npages, vs.nblocks);
+	/*
+	 * Every page is in the tree, or deleted (waiting to be reused), or new
+	 * (an extension a crash interrupted): a failed split leaves none
+	 * behind.
+	 */
+	for (BlockNumber b = 0; b < vs.nblocks; b++)
+	{
+		Page		page;
+
+		if (reached[b])
+			continue;
+		CHECK_FOR_INTERRUPTS();
+		buf = ReadBuffer(index, b);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		if (!PageIsNew(page))
+		{
+			tsk_check_page(index, buf);
+			if (!TskPageIsDeleted(TskPageGetOpaque(page)))
+				corrupt(index, b, "a live page not in the tree");
+		}
+		nfree++;
+		UnlockReleaseBuffer(buf);
+	}
+	if (npages + nfree != vs.nblocks)
+		elog(ERROR, "tskey verify: %u pages counted of %u", npages + nfree, vs.nblocks);
 
 	/* every visible heap tuple reached by exactly one entry */
 	qsort(vs.visible, vs.nvisible, sizeof(ItemPointerData), tid_cmp);
