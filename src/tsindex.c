@@ -91,15 +91,28 @@ tskcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 {
 	btcostestimate(root, path, loop_count, indexStartupCost, indexTotalCost,
 				   indexSelectivity, indexCorrelation, indexPages);
+
+}
+
+/*
+ * tskcanreturn: amcanreturn.  Both key columns can be returned by an
+ * index-only scan: an entry holds the keys whole (in the shorter of two
+ * encodings, decoded back to UTF-8).  PostgreSQL 15 plans an index-only
+ * scan whenever no column is needed (count(*)), so the keys are returned
+ * even then.
+ */
+static bool
+tskcanreturn(Relation index, int attno)
+{
+	return attno >= 1 && attno <= 2;
 }
 
 TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(tskey_handler);
 
 /*
  * tskey_handler: the IndexAmRoutine of tskey.  Ordered, unique, two key
- * columns; no index-only scans (generic WAL cannot replay VACUUM with the
- * cleanup lock they need on a standby), no mid-scan change of direction
- * (the executor materializes scroll cursors), no parallel scans.
+ * columns, index-only scans; no mid-scan change of direction (the executor
+ * materializes scroll cursors), no parallel scans.
  */
 Datum
 tskey_handler(PG_FUNCTION_ARGS)
@@ -131,7 +144,7 @@ tskey_handler(PG_FUNCTION_ARGS)
 	amroutine->aminsert = tskinsert;
 	amroutine->ambulkdelete = tskbulkdelete;
 	amroutine->amvacuumcleanup = tskvacuumcleanup;
-	amroutine->amcanreturn = NULL;
+	amroutine->amcanreturn = tskcanreturn;
 	amroutine->amcostestimate = tskcostestimate;
 	amroutine->amoptions = tskoptions;
 	amroutine->amproperty = NULL;

@@ -10,7 +10,7 @@
  *	  tsindexbuild.c	sorted bottom-up build, the empty index
  *	  tsindexinsert.c	insertion, the unique check, page splits
  *	  tsindexscan.c		ordered and bitmap scans
- *	  tsindexvacuum.c	bulk delete and cleanup
+ *	  tsindexvacuum.c	bulk delete, page deletion and cleanup
  *	  tsindexverify.c	tablestore.verify_index()
  *
  *-------------------------------------------------------------------------
@@ -23,6 +23,7 @@
 #include "access/amapi.h"
 #include "access/genam.h"
 #include "access/itup.h"
+#include "access/transam.h"
 #include "nodes/execnodes.h"
 #include "nodes/pathnodes.h"
 #include "storage/bufmgr.h"
@@ -62,12 +63,24 @@ typedef struct TskPageOpaqueData
 typedef TskPageOpaqueData *TskPageOpaque;
 
 #define TSK_META				0x0001
+#define TSK_DELETED				0x0002	/* unlinked; reusable after safexid */
 
 #define TskPageGetOpaque(page) ((TskPageOpaque) PageGetSpecialPointer(page))
+#define TskPageIsDeleted(op)	(((op)->flags & TSK_DELETED) != 0)
 #define TskPageIsRightmost(op)	((op)->next == InvalidBlockNumber)
 /* line pointer of the high key, and of the first data item */
 #define TSK_HIKEY				((OffsetNumber) 1)
 #define TskFirstData(op)		(TskPageIsRightmost(op) ? TSK_HIKEY : OffsetNumberNext(TSK_HIKEY))
+
+/*
+ * The contents of a deleted page: the next transaction ID when it was
+ * deleted.  Once no transaction that could still hold a link to it is
+ * running, the page may be reused (tsk_page_recyclable).
+ */
+typedef struct TskDeletedData
+{
+	FullTransactionId safexid;
+} TskDeletedData;
 
 typedef struct TskMetaData
 {
@@ -112,6 +125,18 @@ typedef struct TskSearchKey
 	TskEntry	key;
 } TskSearchKey;
 
+/*
+ * A walk along sibling links, counting its pages so that a cycle of links
+ * (which only corrupt pages can make) is an error, not an endless loop.
+ */
+typedef struct TskWalk
+{
+	uint32		steps;
+	uint32		limit;
+} TskWalk;
+
+#define TSK_WALK_INIT	{0, 64}
+
 /* Index reloptions. */
 typedef struct TskOptions
 {
@@ -137,6 +162,7 @@ extern int	tsk_fillfactor(Relation index);
 
 /* tsindexpage.c */
 extern TskKey tsk_encode_key(Datum d);
+extern TskKey tsk_encode_search_key(Datum d, bool *clamped);
 extern int	tsk_key_cmp(TskKey a, TskKey b);
 extern bool tsk_key_eq(TskKey a, TskKey b);
 extern int	tsk_entry_cmp(const TskEntry *a, const TskEntry *b);
@@ -146,6 +172,9 @@ extern TskEntry tsk_copy_entry(const TskEntry *e);
 extern void tsk_init_page(Page page, uint16 level, BlockNumber prev, BlockNumber next);
 extern void tsk_init_metapage(Page page);
 extern void tsk_check_page(Relation index, Buffer buf);
+extern void tsk_corrupt(const char *what) pg_attribute_noreturn();
+extern const char *tsk_item(Page page, OffsetNumber off, Size *len);
+extern void tsk_walk_step(Relation index, TskWalk *walk);
 extern Size tsk_pivot_size(const TskEntry *key);
 extern void tsk_pivot_form(char *dst, BlockNumber child, const TskEntry *key);
 extern void tsk_pivot_read(Page page, OffsetNumber off, TskPivot *pivot);
@@ -159,6 +188,9 @@ extern bool tsk_leaf_add(Page page, const TskEntry *e);
 extern BlockNumber tsk_choose_child(Page page, const TskSearchKey *sk);
 extern bool tsk_beyond_hikey(Page page, const TskSearchKey *sk);
 extern Buffer tsk_descend(Relation index, const TskSearchKey *sk, bool exclusive_leaf);
+extern Buffer tsk_descend_level(Relation index, const TskSearchKey *sk, uint16 target, bool exclusive);
+extern void tsk_init_deleted(Page page, BlockNumber prev, BlockNumber next);
+extern bool tsk_page_recyclable(Page page);
 extern Buffer tsk_new_buffer(Relation index);
 
 /* tsindexbuild.c */

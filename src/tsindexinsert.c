@@ -3,9 +3,11 @@
  * tsindexinsert.c
  *	  tskey index: insertion, the unique check, and page splits.
  *
- * An insert descends with share locks and locks its leaf exclusively; the
- * unique check runs under that lock (every inserter of a key takes the same
- * first leaf), and the entry is added before the lock is released.  A leaf
+ * An insert descends with share locks and locks exclusively the first leaf
+ * where its key can be; the unique check runs under that lock (every
+ * inserter of a key takes the same first leaf), reading equal keys further
+ * right one share-locked page at a time; the inserter then moves right to
+ * its own leaf with coupled locks and adds the entry before it lets go.  A leaf
  * that is full is not split there: the inserter lets go of everything, runs
  * a split pass that locks exclusively from the root down, splitting every
  * page on the way that could not take one more pivot, and then starts over.
@@ -18,8 +20,10 @@
 
 #include "access/generic_xlog.h"
 #include "access/tableam.h"
+#include "miscadmin.h"
 #include "storage/lmgr.h"
 #include "storage/predicate.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
@@ -34,54 +38,33 @@ typedef enum UniqueResult
 	UNIQUE_CONFLICT				/* a live committed duplicate */
 } UniqueResult;
 
-/* The exclusively locked leaves an insert holds, left to right. */
-typedef struct LeafChain
-{
-	Buffer	   *bufs;
-	int			n;
-	int			size;
-} LeafChain;
-
-/* chain_push: add a locked leaf to the right end of the chain. */
-static void
-chain_push(LeafChain *chain, Buffer buf)
-{
-	if (chain->n == chain->size)
-	{
-		chain->size *= 2;
-		chain->bufs = repalloc(chain->bufs, chain->size * sizeof(Buffer));
-	}
-	chain->bufs[chain->n++] = buf;
-}
-
-/* chain_release: unlock and unpin every leaf of the chain. */
-static void
-chain_release(LeafChain *chain)
-{
-	int			i;
-
-	for (i = 0; i < chain->n; i++)
-		UnlockReleaseBuffer(chain->bufs[i]);
-	chain->n = 0;
-}
-
 /*
- * check_unique: look for live entries with e's (pk, rk), starting on the
- * first leaf where they can be (the chain's only page) and coupling
- * exclusive locks rightwards while the high key still has that (pk, rk).
- * Each candidate is fetched from the heap with a dirty snapshot, as nbtree
- * does: an in-progress inserter or deleter is returned in *xwait for the
- * caller to wait for once its locks are released.  With UNIQUE_CHECK_PARTIAL
- * a candidate only clears *is_unique.
+ * check_unique: look for live entries with e's (pk, rk).  first is the
+ * first leaf where they can be, exclusively locked by the caller: every
+ * inserter of the key locks it, so they check one at a time.  Equal keys
+ * that continue past its high key are read on the pages to the right with
+ * a share lock on one page at a time, as nbtree's _bt_check_unique does,
+ * so a key with any number of versions is checked with two locks.  (An
+ * inserter that has checked moves right to its own leaf with coupled
+ * locks before it lets go of the first, so a later checker that walks
+ * right meets its entry or waits for its lock.)  Each candidate is
+ * fetched from the heap with a dirty snapshot, as nbtree does: an
+ * in-progress inserter or deleter is returned in *xwait for the caller to
+ * wait for once its locks are released.  With UNIQUE_CHECK_PARTIAL a
+ * candidate only clears *is_unique.  Returns with first still locked, and
+ * nothing else.
  */
 static UniqueResult
-check_unique(Relation index, Relation heap, const TskEntry *e, LeafChain *chain,
+check_unique(Relation index, Relation heap, const TskEntry *e, Buffer first,
 			 IndexUniqueCheck checkUnique, bool *is_unique,
 			 TransactionId *xwait, uint32 *speculativeToken)
 {
 	TskEntry	entries[TSK_MAX_ENTRIES_PER_RUN];
 	TskSearchKey sk;
 	SnapshotData SnapshotDirty;
+	Buffer		buf = first;
+	UniqueResult result = UNIQUE_OK;
+	TskWalk		walk = TSK_WALK_INIT;
 
 	InitDirtySnapshot(SnapshotDirty);
 	sk.nkeys = 2;
@@ -89,37 +72,48 @@ check_unique(Relation index, Relation heap, const TskEntry *e, LeafChain *chain,
 	sk.key = *e;
 	for (;;)
 	{
-		Buffer		buf = chain->bufs[chain->n - 1];
 		Page		page = BufferGetPage(buf);
 		TskPageOpaque op = TskPageGetOpaque(page);
 		OffsetNumber off = tsk_leaf_find_run(page, &sk);
 		TskPivot	hikey;
+		BlockNumber next;
+		bool		done = false;
 
-		for (; off != InvalidOffsetNumber && off <= PageGetMaxOffsetNumber(page); off++)
+		CHECK_FOR_INTERRUPTS();
+		/*
+		 * A page deleted after the previous one's right link was read (it
+		 * was empty): go on past it.
+		 */
+		if (TskPageIsDeleted(op))
+			off = InvalidOffsetNumber;
+		for (; !done && off != InvalidOffsetNumber && off <= PageGetMaxOffsetNumber(page); off++)
 		{
 			int			n = tsk_run_entries(page, off, entries);
 
-			for (int i = 0; i < n; i++)
+			for (int i = 0; i < n && !done; i++)
 			{
-				int			c = tsk_search_cmp(&sk, &entries[i]);
 				bool		all_dead;
 
-				if (c > 0)
+				if (tsk_search_cmp(&sk, &entries[i]) > 0)
 					continue;
 				if (!tsk_key_eq(entries[i].pk, e->pk) || !tsk_key_eq(entries[i].rk, e->rk))
-					return UNIQUE_OK;
+				{
+					done = true;
+					break;
+				}
 				if (!table_index_fetch_tuple_check(heap, &entries[i].tid, &SnapshotDirty, &all_dead))
 					continue;
+				done = true;
 				if (checkUnique == UNIQUE_CHECK_PARTIAL)
 				{
 					*is_unique = false;
-					return UNIQUE_OK;
+					break;
 				}
 				*xwait = TransactionIdIsValid(SnapshotDirty.xmin) ? SnapshotDirty.xmin : SnapshotDirty.xmax;
 				if (TransactionIdIsValid(*xwait))
 				{
 					*speculativeToken = SnapshotDirty.speculativeToken;
-					return UNIQUE_WAIT;
+					result = UNIQUE_WAIT;
 				}
 
 				/*
@@ -127,20 +121,28 @@ check_unique(Relation index, Relation heap, const TskEntry *e, LeafChain *chain,
 				 * tuple is live (CREATE INDEX CONCURRENTLY inserts dead ones
 				 * too).
 				 */
-				if (table_index_fetch_tuple_check(heap, (ItemPointer) &e->tid, SnapshotSelf, NULL))
-					return UNIQUE_CONFLICT;
-				return UNIQUE_OK;
+				else if (table_index_fetch_tuple_check(heap, (ItemPointer) &e->tid, SnapshotSelf, NULL))
+					result = UNIQUE_CONFLICT;
 			}
 		}
-		if (TskPageIsRightmost(op))
-			return UNIQUE_OK;
-		tsk_pivot_read(page, TSK_HIKEY, &hikey);
-		if (!tsk_key_eq(hikey.key.pk, e->pk) || !tsk_key_eq(hikey.key.rk, e->rk))
-			return UNIQUE_OK;
-		buf = ReadBuffer(index, op->next);
-		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		if (!done && TskPageIsDeleted(op))
+			done = TskPageIsRightmost(op);
+		else if (!done && !TskPageIsRightmost(op))
+		{
+			tsk_pivot_read(page, TSK_HIKEY, &hikey);
+			done = !tsk_key_eq(hikey.key.pk, e->pk) || !tsk_key_eq(hikey.key.rk, e->rk);
+		}
+		else
+			done = true;
+		next = op->next;
+		if (buf != first)
+			UnlockReleaseBuffer(buf);
+		if (done)
+			return result;
+		tsk_walk_step(index, &walk);
+		buf = ReadBuffer(index, next);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		tsk_check_page(index, buf);
-		chain_push(chain, buf);
 	}
 }
 
@@ -157,8 +159,10 @@ tskinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 	TskEntry	e;
 	TskSearchKey sk;
 	TskSearchKey fullkey;
-	LeafChain	chain;
 	bool		is_unique = true;
+	TskWalk		walk = TSK_WALK_INIT;
+	MemoryContext cxt;
+	MemoryContext old;
 
 	if (isnull[0] || isnull[1])
 		ereport(ERROR,
@@ -166,6 +170,19 @@ tskinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 				 errmsg("tskey index \"%s\" cannot hold null keys", RelationGetRelationName(index))));
 	if (checkUnique == UNIQUE_CHECK_EXISTING)
 		elog(ERROR, "tskey indexes do not support deferred unique checks");
+
+	/*
+	 * Everything an insert allocates (the keys' stored forms, a detoasted
+	 * key, the scratch of a split) lives in a context of the statement's
+	 * index that is reset for the next row, so that the memory of a
+	 * statement does not grow with the rows it inserts.
+	 */
+	if (indexInfo->ii_AmCache == NULL)
+		indexInfo->ii_AmCache = AllocSetContextCreate(indexInfo->ii_Context, "tskey insert",
+													  ALLOCSET_DEFAULT_SIZES);
+	cxt = (MemoryContext) indexInfo->ii_AmCache;
+	MemoryContextReset(cxt);
+	old = MemoryContextSwitchTo(cxt);
 
 	e.pk = tsk_encode_key(values[0]);
 	e.rk = tsk_encode_key(values[1]);
@@ -176,37 +193,33 @@ tskinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 	fullkey.nkeys = 3;
 	fullkey.side = 0;
 	fullkey.key = e;
-	chain.size = 4;
-	chain.bufs = palloc(chain.size * sizeof(Buffer));
-	chain.n = 0;
 
 	for (;;)
 	{
 		Buffer		buf;
 		GenericXLogState *state;
 		Page		page;
-		int			i;
 
-		chain_push(&chain, tsk_descend(index, &sk, true));
+		buf = tsk_descend(index, &sk, true);
 		if (checkUnique != UNIQUE_CHECK_NO)
 		{
 			TransactionId xwait = InvalidTransactionId;
 			uint32		token = 0;
 
-			switch (check_unique(index, heap, &e, &chain, checkUnique, &is_unique, &xwait, &token))
+			switch (check_unique(index, heap, &e, buf, checkUnique, &is_unique, &xwait, &token))
 			{
 				case UNIQUE_OK:
 					break;
 				case UNIQUE_WAIT:
 					/* never sleep holding buffer locks */
-					chain_release(&chain);
+					UnlockReleaseBuffer(buf);
 					if (token)
 						SpeculativeInsertionWait(xwait, token);
 					else
 						XactLockTableWait(xwait, heap, &e.tid, XLTW_InsertIndex);
 					continue;
 				case UNIQUE_CONFLICT:
-					chain_release(&chain);
+					UnlockReleaseBuffer(buf);
 					ts_ereport(ERROR, TS_EntityAlreadyExists,
 							   errmsg("entity (\"%s\", \"%s\") already exists",
 									  tsk_key_text(e.pk), tsk_key_text(e.rk)),
@@ -215,22 +228,20 @@ tskinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 		}
 
 		/*
-		 * The entry's own leaf: the first chained page whose high key is
-		 * above it, or further right (moving right with coupled locks).
+		 * The entry's own leaf: this one, or one further right (among the
+		 * versions of its key, by heap TID), reached with coupled locks.
 		 */
-		for (i = 0; i < chain.n - 1; i++)
-			if (!tsk_beyond_hikey(BufferGetPage(chain.bufs[i]), &fullkey))
-				break;
-		buf = chain.bufs[i];
-		while (i == chain.n - 1 && tsk_beyond_hikey(BufferGetPage(buf), &fullkey))
+		while (tsk_beyond_hikey(BufferGetPage(buf), &fullkey))
 		{
-			Buffer		next = ReadBuffer(index, TskPageGetOpaque(BufferGetPage(buf))->next);
+			Buffer		next;
 
+			CHECK_FOR_INTERRUPTS();
+			tsk_walk_step(index, &walk);
+			next = ReadBuffer(index, TskPageGetOpaque(BufferGetPage(buf))->next);
 			LockBuffer(next, BUFFER_LOCK_EXCLUSIVE);
-			tsk_check_page(index, next);
-			chain_push(&chain, next);
-			i = chain.n - 1;
+			UnlockReleaseBuffer(buf);
 			buf = next;
+			tsk_check_page(index, buf);
 		}
 
 		state = GenericXLogStart(index);
@@ -238,14 +249,15 @@ tskinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 		if (tsk_leaf_add(page, &e))
 		{
 			GenericXLogFinish(state);
-			chain_release(&chain);
+			UnlockReleaseBuffer(buf);
 			break;
 		}
 		GenericXLogAbort(state);
-		chain_release(&chain);
+		UnlockReleaseBuffer(buf);
 		tsk_split_pass(index, &e);
 	}
-	pfree(chain.bufs);
+	MemoryContextSwitchTo(old);
+	MemoryContextReset(cxt);
 	return is_unique;
 }
 
@@ -278,6 +290,8 @@ page_items(Page page, TskPivot *items, Size *sizes)
 	{
 		OffsetNumber off;
 
+		if (PageGetMaxOffsetNumber(page) > TSK_MAX_ENTRIES_PER_PAGE)
+			tsk_corrupt("too many pivots");
 		for (off = TskFirstData(op); off <= PageGetMaxOffsetNumber(page); off++, n++)
 		{
 			tsk_pivot_read(page, off, &items[n]);
@@ -317,27 +331,44 @@ fill_page(Page page, const TskEntry *hikey, const TskPivot *items, int n)
 }
 
 /*
- * split_point: where to split n items: the first index at which half of
- * their bytes lie to the left, and never at either end.
+ * split_point: where to split n items (n >= 2) of the given sizes: the m
+ * in [1, n - 1] that makes the larger half smallest, counting the high
+ * keys too: the left half gets items[0..m) and items[m]'s key as its high
+ * key, the right half items[m..n) and the page's high key (hikey_size
+ * bytes, 0 for the rightmost page).  With keys of up to 2 KiB, a split at
+ * half of the items' bytes alone could leave one half as full as the page
+ * was.
  */
 static int
-split_point(const Size *sizes, int n)
+split_point(const TskPivot *items, const Size *sizes, int n, Size hikey_size)
 {
 	Size		total = 0,
-				left = 0;
-	int			i;
+				left = 0,
+				best_cost = 0;
+	int			best = 1;
+	int			m;
 
 	if (n < 2)
 		elog(ERROR, "tskey page to split has %d items", n);
-	for (i = 0; i < n; i++)
-		total += sizes[i];
-	for (i = 0; i < n - 1; i++)
+	for (m = 0; m < n; m++)
+		total += sizes[m];
+	for (m = 1; m < n; m++)
 	{
-		left += sizes[i];
-		if (left >= total / 2)
-			break;
+		Size		lcost,
+					rcost,
+					cost;
+
+		left += sizes[m - 1];
+		lcost = left + MAXALIGN(tsk_pivot_size(&items[m].key)) + sizeof(ItemIdData);
+		rcost = total - left + hikey_size;
+		cost = Max(lcost, rcost);
+		if (m == 1 || cost < best_cost)
+		{
+			best = m;
+			best_cost = cost;
+		}
 	}
-	return Max(i, 1) < n ? Max(i, 1) : n - 1;
+	return best;
 }
 
 /*
@@ -356,7 +387,7 @@ split_page(Relation index, Buffer parent, Buffer buf)
 	TskPivot   *items = palloc(TSK_MAX_ENTRIES_PER_PAGE * sizeof(TskPivot));
 	Size	   *sizes = palloc(TSK_MAX_ENTRIES_PER_PAGE * sizeof(Size));
 	int			n = page_items(page, items, sizes);
-	int			m = split_point(sizes, n);
+	int			m;
 	TskPivot	hikey;
 	Buffer		rbuf;
 	Buffer		obuf = InvalidBuffer;
@@ -371,14 +402,8 @@ split_page(Relation index, Buffer parent, Buffer buf)
 
 	if (!TskPageIsRightmost(&op))
 		tsk_pivot_read(page, TSK_HIKEY, &hikey);
-	rbuf = tsk_new_buffer(index);
-	rblkno = BufferGetBlockNumber(rbuf);
-	if (op.next != InvalidBlockNumber)
-	{
-		obuf = ReadBuffer(index, op.next);
-		LockBuffer(obuf, BUFFER_LOCK_EXCLUSIVE);
-		tsk_check_page(index, obuf);
-	}
+	m = split_point(items, sizes, n, TskPageIsRightmost(&op) ? 0 :
+					MAXALIGN(tsk_pivot_size(&hikey.key)) + sizeof(ItemIdData));
 
 	/* the downlink to this page in the parent */
 	for (off = TskFirstData(TskPageGetOpaque(parentpage)); off <= PageGetMaxOffsetNumber(parentpage); off++)
@@ -389,6 +414,18 @@ split_page(Relation index, Buffer parent, Buffer buf)
 	}
 	if (off > PageGetMaxOffsetNumber(parentpage))
 		elog(ERROR, "tskey parent of block %u has no downlink to it", blkno);
+	/* checked before the index is extended: a failure leaves no orphan page */
+	if (PageGetFreeSpace(parentpage) < MAXALIGN(tsk_pivot_size(&items[m].key)))
+		elog(ERROR, "tskey parent page has no room for a downlink");
+
+	rbuf = tsk_new_buffer(index);
+	rblkno = BufferGetBlockNumber(rbuf);
+	if (op.next != InvalidBlockNumber)
+	{
+		obuf = ReadBuffer(index, op.next);
+		LockBuffer(obuf, BUFFER_LOCK_EXCLUSIVE);
+		tsk_check_page(index, obuf);
+	}
 
 	state = GenericXLogStart(index);
 	ppage = GenericXLogRegisterBuffer(state, parent, 0);
@@ -425,7 +462,7 @@ split_root(Relation index, Buffer root)
 	TskPivot   *items = palloc(TSK_MAX_ENTRIES_PER_PAGE * sizeof(TskPivot));
 	Size	   *sizes = palloc(TSK_MAX_ENTRIES_PER_PAGE * sizeof(Size));
 	int			n = page_items(page, items, sizes);
-	int			m = split_point(sizes, n);
+	int			m = split_point(items, sizes, n, 0);
 	Buffer		lbuf = tsk_new_buffer(index);
 	Buffer		rbuf = tsk_new_buffer(index);
 	BlockNumber lblkno = BufferGetBlockNumber(lbuf);
@@ -490,8 +527,12 @@ internal_is_safe(Page page)
  * tsk_split_pass: make room for entry e.  Locks exclusively from the root
  * down the path to e's leaf, splitting on the way every internal page that
  * could not take one more pivot (its parent, held, can), then splits the
- * leaf if it still has no room for e.  The caller holds no lock and retries
- * its insert afterwards.
+ * leaf if it still has no room for e.  The half of a split page the path
+ * goes on into is checked again: if it still could not take a pivot (long
+ * keys make halves uneven), the pass lets go and starts over from the root,
+ * which splits it in turn with its parent made safe first.  Every split
+ * leaves pages with fewer items, so the passes end.  The caller holds no
+ * lock and retries its insert afterwards.
  */
 void
 tsk_split_pass(Relation index, const TskEntry *e)
@@ -504,6 +545,8 @@ tsk_split_pass(Relation index, const TskEntry *e)
 	sk.side = 0;
 	sk.key = *e;
 
+restart:
+	CHECK_FOR_INTERRUPTS();
 	parent = ReadBuffer(index, TSK_ROOT_BLKNO);
 	LockBuffer(parent, BUFFER_LOCK_EXCLUSIVE);
 	tsk_check_page(index, parent);
@@ -515,6 +558,7 @@ tsk_split_pass(Relation index, const TskEntry *e)
 		UnlockReleaseBuffer(parent);
 		return;
 	}
+	/* a split root holds two pivots: safe */
 	if (!internal_is_safe(page))
 		split_root(index, parent);
 
@@ -545,6 +589,12 @@ tsk_split_pass(Relation index, const TskEntry *e)
 			}
 			else
 				UnlockReleaseBuffer(right);
+			if (!internal_is_safe(BufferGetPage(buf)))
+			{
+				UnlockReleaseBuffer(buf);
+				UnlockReleaseBuffer(parent);
+				goto restart;
+			}
 		}
 		UnlockReleaseBuffer(parent);
 		parent = buf;

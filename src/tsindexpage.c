@@ -14,9 +14,14 @@
  */
 #include "postgres.h"
 
+#include "access/nbtxlog.h"
+#include "access/xloginsert.h"
 #include "mb/pg_wchar.h"
+#include "miscadmin.h"
+#include "storage/indexfsm.h"
 #include "storage/lmgr.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 
 #include "tablestore.h"
 #include "tsindex.h"
@@ -134,6 +139,43 @@ tsk_encode_key(Datum d)
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("key of %d UTF-16 code units is too long for a tskey index", units),
 				 errdetail("A key may have at most %d UTF-16 code units.", TSK_MAX_KEY_BYTES / 2)));
+	return k;
+}
+
+/*
+ * tsk_encode_search_key: the stored form of a key a scan compares with.  A
+ * key longer than any stored key (over TSK_MAX_KEY_BYTES / 2 UTF-16 code
+ * units) is legal in a comparison, so it is not refused: it is clamped to
+ * its first TSK_MAX_KEY_BYTES / 2 units, in UTF-16BE (which may end in half
+ * a surrogate pair: the order is by code unit), and *clamped is set.  No
+ * stored key equals it, and a stored key is below it exactly when it is at
+ * most the clamped key (the caller adjusts its operator accordingly).
+ */
+TskKey
+tsk_encode_search_key(Datum d, bool *clamped)
+{
+	text	   *t = (text *) PG_DETOAST_DATUM_PACKED(d);
+	const char *s = VARDATA_ANY(t);
+	int			len = VARSIZE_ANY_EXHDR(t);
+	unsigned char *out;
+	UnitCursor	c = {(const unsigned char *) s, (const unsigned char *) s + len, false, 0};
+	TskKey		k;
+	int			i = 0;
+
+	*clamped = ts_utf16_length(s, len) > TSK_MAX_KEY_BYTES / 2;
+	if (!*clamped)
+		return tsk_encode_key(d);
+	out = palloc(TSK_MAX_KEY_BYTES);
+	while (i < TSK_MAX_KEY_BYTES)
+	{
+		int32		u = next_unit(&c);
+
+		Assert(u >= 0);
+		out[i++] = u >> 8;
+		out[i++] = u & 0xFF;
+	}
+	k.data = (const char *) out;
+	k.word = TSK_MAX_KEY_BYTES | TSK_UTF16;
 	return k;
 }
 
@@ -310,8 +352,13 @@ tsk_check_page(Relation index, Buffer buf)
 {
 	Page		page = BufferGetPage(buf);
 
+	PageHeader	ph = (PageHeader) page;
+
 	if (PageIsNew(page) ||
-		PageGetSpecialSize(page) != MAXALIGN(sizeof(TskPageOpaqueData)) ||
+		PageGetPageSize(page) != BLCKSZ ||
+		ph->pd_special != BLCKSZ - MAXALIGN(sizeof(TskPageOpaqueData)) ||
+		ph->pd_lower < SizeOfPageHeaderData || ph->pd_lower > ph->pd_upper ||
+		ph->pd_upper > ph->pd_special ||
 		TskPageGetOpaque(page)->page_id != TSK_PAGE_ID ||
 		(TskPageGetOpaque(page)->flags & TSK_META) != 0)
 		ereport(ERROR,
@@ -319,6 +366,67 @@ tsk_check_page(Relation index, Buffer buf)
 				 errmsg("index \"%s\" contains unexpected page at block %u",
 						RelationGetRelationName(index), BufferGetBlockNumber(buf)),
 				 errhint("Please REINDEX it.")));
+}
+
+/*
+ * tsk_corrupt: raise the error of a page whose bytes contradict the
+ * layout.  Pages are read only through checked accessors (tsk_check_page,
+ * tsk_item, run_parse, tsk_pivot_read), so that corrupt bytes give this
+ * error rather than reads or writes out of bounds.
+ */
+void
+tsk_corrupt(const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("corrupted tskey index page: %s", what),
+			 errhint("Please REINDEX it.")));
+}
+
+/*
+ * tsk_item: the item at off of a checked tree page, and its length; the
+ * line pointer must be in use and the item lie between pd_upper and the
+ * special space.
+ */
+const char *
+tsk_item(Page page, OffsetNumber off, Size *len)
+{
+	PageHeader	ph = (PageHeader) page;
+	ItemId		id;
+
+	if (off < FirstOffsetNumber || off > PageGetMaxOffsetNumber(page))
+		tsk_corrupt("item number out of range");
+	id = PageGetItemId(page, off);
+	if (!ItemIdIsNormal(id) || ItemIdGetOffset(id) < ph->pd_upper ||
+		ItemIdGetOffset(id) + ItemIdGetLength(id) > ph->pd_special)
+		tsk_corrupt("line pointer out of range");
+	*len = ItemIdGetLength(id);
+	return (const char *) page + ItemIdGetOffset(id);
+}
+
+/*
+ * tsk_walk_step: count one more page of a walk along sibling links.  A walk
+ * may read each page of the index once, and again the pages concurrent
+ * splits add; one that has read more than twice as many pages as the index
+ * has is going round a cycle of links.
+ */
+void
+tsk_walk_step(Relation index, TskWalk *walk)
+{
+	if (++walk->steps > walk->limit)
+	{
+		walk->limit = 2 * RelationGetNumberOfBlocks(index) + 64;
+		if (walk->steps > walk->limit)
+			tsk_corrupt("a cycle of sibling links");
+	}
+}
+
+/* key_ok: whether a stored key's length word is possible. */
+static inline bool
+key_ok(uint16 word)
+{
+	return TSK_LEN(word) <= TSK_MAX_KEY_BYTES &&
+		((word & TSK_UTF16) == 0 || TSK_LEN(word) % 2 == 0);
 }
 
 /* tsk_pivot_size: the size of a pivot item for the key. */
@@ -349,14 +457,20 @@ tsk_pivot_form(char *dst, BlockNumber child, const TskEntry *key)
 void
 tsk_pivot_read(Page page, OffsetNumber off, TskPivot *pivot)
 {
-	const char *p = PageGetItem(page, PageGetItemId(page, off));
+	Size		len;
+	const char *p = tsk_item(page, off, &len);
 
+	if (len < TSK_PIVOT_HDR)
+		tsk_corrupt("pivot too short");
 	memcpy(&pivot->child, p, 4);
 	memcpy(&pivot->key.tid, p + 4, 6);
 	memcpy(&pivot->key.pk.word, p + 10, 2);
 	memcpy(&pivot->key.rk.word, p + 12, 2);
 	pivot->key.pk.data = p + TSK_PIVOT_HDR;
 	pivot->key.rk.data = p + TSK_PIVOT_HDR + TSK_LEN(pivot->key.pk.word);
+	if (!key_ok(pivot->key.pk.word) || !key_ok(pivot->key.rk.word) ||
+		(Size) (TSK_PIVOT_HDR + TSK_LEN(pivot->key.pk.word) + TSK_LEN(pivot->key.rk.word)) != len)
+		tsk_corrupt("pivot keys do not match its length");
 }
 
 /* tsk_page_add_pivot: add a pivot at off; false if it does not fit. */
@@ -377,28 +491,42 @@ static void run_first(Page page, OffsetNumber off, TskEntry *e);
 
 /*
  * Leaf runs: {pk word, n, pk, n x {tid, rk word, rk}}.  run_parse decodes
- * the run at p into entries (pointing into p), returning their number.
+ * the run of len bytes at p into entries (pointing into p; room for
+ * max of them), returning their number.  Every length is checked against
+ * the item's, so a corrupt run is an error, never a read or write beyond
+ * it.
  */
 static int
-run_parse(const char *p, TskEntry *entries)
+run_parse(const char *p, Size len, TskEntry *entries, int max)
 {
 	TskKey		pk;
 	uint16		n;
 	const char *q;
+	const char *end = p + len;
 	int			i;
 
+	if (len < TSK_RUN_HDR)
+		tsk_corrupt("run too short");
 	memcpy(&pk.word, p, 2);
 	memcpy(&n, p + 2, 2);
+	if (n < 1 || n > max || !key_ok(pk.word) || (Size) (TSK_RUN_HDR + TSK_LEN(pk.word)) > len)
+		tsk_corrupt("run header does not match the run");
 	pk.data = p + TSK_RUN_HDR;
 	q = pk.data + TSK_LEN(pk.word);
 	for (i = 0; i < n; i++)
 	{
+		if (end - q < TSK_RUN_ENTRY_HDR)
+			tsk_corrupt("run entries do not match the run's length");
 		entries[i].pk = pk;
 		memcpy(&entries[i].tid, q, 6);
 		memcpy(&entries[i].rk.word, q + 6, 2);
 		entries[i].rk.data = q + TSK_RUN_ENTRY_HDR;
+		if (!key_ok(entries[i].rk.word) || end - entries[i].rk.data < TSK_LEN(entries[i].rk.word))
+			tsk_corrupt("run entries do not match the run's length");
 		q += TSK_RUN_ENTRY_HDR + TSK_LEN(entries[i].rk.word);
 	}
+	if (q != end)
+		tsk_corrupt("run entries do not match the run's length");
 	return n;
 }
 
@@ -464,7 +592,12 @@ tsk_leaf_entries(Page page, TskEntry *entries)
 	int			n = 0;
 
 	for (off = TskFirstData(op); off <= maxoff; off++)
-		n += run_parse(PageGetItem(page, PageGetItemId(page, off)), entries + n);
+	{
+		Size		len;
+		const char *p = tsk_item(page, off, &len);
+
+		n += run_parse(p, len, entries + n, Min(TSK_MAX_ENTRIES_PER_RUN, TSK_MAX_ENTRIES_PER_PAGE - n));
+	}
 	return n;
 }
 
@@ -472,7 +605,10 @@ tsk_leaf_entries(Page page, TskEntry *entries)
 int
 tsk_run_entries(Page page, OffsetNumber off, TskEntry *entries)
 {
-	return run_parse(PageGetItem(page, PageGetItemId(page, off)), entries);
+	Size		len;
+	const char *p = tsk_item(page, off, &len);
+
+	return run_parse(p, len, entries, TSK_MAX_ENTRIES_PER_RUN);
 }
 
 /*
@@ -564,13 +700,20 @@ tsk_leaf_encode(Page page, const TskEntry *hikey, const TskEntry *entries, int n
 static void
 run_first(Page page, OffsetNumber off, TskEntry *e)
 {
-	const char *p = PageGetItem(page, PageGetItemId(page, off));
+	Size		len;
+	const char *p = tsk_item(page, off, &len);
 
+	if (len < TSK_RUN_HDR)
+		tsk_corrupt("run too short");
 	memcpy(&e->pk.word, p, 2);
+	if (!key_ok(e->pk.word) || (Size) (TSK_RUN_HDR + TSK_LEN(e->pk.word) + TSK_RUN_ENTRY_HDR) > len)
+		tsk_corrupt("run header does not match the run");
 	e->pk.data = p + TSK_RUN_HDR;
 	memcpy(&e->tid, e->pk.data + TSK_LEN(e->pk.word), 6);
 	memcpy(&e->rk.word, e->pk.data + TSK_LEN(e->pk.word) + 6, 2);
 	e->rk.data = e->pk.data + TSK_LEN(e->pk.word) + TSK_RUN_ENTRY_HDR;
+	if (!key_ok(e->rk.word) || (Size) ((e->rk.data - p) + TSK_LEN(e->rk.word)) > len)
+		tsk_corrupt("run entries do not match the run's length");
 }
 
 /*
@@ -678,7 +821,7 @@ tsk_leaf_add(Page page, const TskEntry *e)
 	else
 	{
 		TskEntry	entries[TSK_MAX_ENTRIES_PER_RUN];
-		int			n = run_parse(PageGetItem(page, PageGetItemId(page, target)), entries);
+		int			n = tsk_run_entries(page, target, entries);
 		int			pos = n;
 		Size		sz1,
 					sz2 = 0;
@@ -765,18 +908,34 @@ tsk_beyond_hikey(Page page, const TskSearchKey *sk)
 
 /*
  * tsk_descend: the leaf whose key range holds the search key, pinned and
- * locked (exclusively if asked).  Descends from the root with one share
- * lock at a time, moving right past concurrent splits (Lehman-Yao); the
- * leaf is locked exclusively directly from its parent, and moving right at
- * the leaf level couples the exclusive locks.
+ * locked (exclusively if asked).  See tsk_descend_level.
  */
 Buffer
 tsk_descend(Relation index, const TskSearchKey *sk, bool exclusive_leaf)
 {
+	return tsk_descend_level(index, sk, 0, exclusive_leaf);
+}
+
+/*
+ * tsk_descend_level: the page of the given level whose key range holds the
+ * search key, pinned and locked (exclusively if asked), or InvalidBuffer if
+ * the tree has no such level.  Descends from the root with one share lock
+ * at a time, moving right past concurrent splits (Lehman-Yao); the target
+ * page is locked directly from its parent, and moving right on its level
+ * couples the locks.  A deleted page (reached through a downlink read
+ * before its deletion) sends the descent back to the root: its key range
+ * may have gone to its left sibling, which moving right cannot reach.
+ */
+Buffer
+tsk_descend_level(Relation index, const TskSearchKey *sk, uint16 target, bool exclusive)
+{
 	Buffer		buf;
 	int			mode;
+	TskWalk		walk = TSK_WALK_INIT;
+	int			target_mode = exclusive ? BUFFER_LOCK_EXCLUSIVE : BUFFER_LOCK_SHARE;
 
 restart:
+	CHECK_FOR_INTERRUPTS();
 	buf = ReadBuffer(index, TSK_ROOT_BLKNO);
 	mode = BUFFER_LOCK_SHARE;
 	LockBuffer(buf, mode);
@@ -789,10 +948,18 @@ restart:
 		tsk_check_page(index, buf);
 		page = BufferGetPage(buf);
 		op = TskPageGetOpaque(page);
+		if (TskPageIsDeleted(op))
+		{
+			UnlockReleaseBuffer(buf);
+			tsk_walk_step(index, &walk);
+			goto restart;
+		}
 		while (tsk_beyond_hikey(page, sk))
 		{
-			Buffer		next = ReadBuffer(index, op->next);
+			Buffer		next;
 
+			tsk_walk_step(index, &walk);
+			next = ReadBuffer(index, op->next);
 			if (mode == BUFFER_LOCK_EXCLUSIVE)
 			{
 				LockBuffer(next, mode);
@@ -807,16 +974,27 @@ restart:
 			tsk_check_page(index, buf);
 			page = BufferGetPage(buf);
 			op = TskPageGetOpaque(page);
-		}
-		if (op->level == 0)
-		{
-			if (exclusive_leaf && mode != BUFFER_LOCK_EXCLUSIVE)
+			if (TskPageIsDeleted(op))
 			{
-				/* the root is a leaf: relock, and start over if it split */
+				UnlockReleaseBuffer(buf);
+				goto restart;
+			}
+		}
+		if (op->level < target)
+		{
+			/* the tree is lower than the level asked for */
+			UnlockReleaseBuffer(buf);
+			return InvalidBuffer;
+		}
+		if (op->level == target)
+		{
+			if (mode != target_mode)
+			{
+				/* the root is the target: relock, and start over if it split */
 				LockBuffer(buf, BUFFER_LOCK_UNLOCK);
-				LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-				mode = BUFFER_LOCK_EXCLUSIVE;
-				if (TskPageGetOpaque(page)->level != 0)
+				LockBuffer(buf, target_mode);
+				mode = target_mode;
+				if (TskPageGetOpaque(page)->level != target)
 				{
 					UnlockReleaseBuffer(buf);
 					goto restart;
@@ -826,7 +1004,7 @@ restart:
 			return buf;
 		}
 		child = tsk_choose_child(page, sk);
-		mode = (op->level == 1 && exclusive_leaf) ? BUFFER_LOCK_EXCLUSIVE : BUFFER_LOCK_SHARE;
+		mode = (op->level == target + 1) ? target_mode : BUFFER_LOCK_SHARE;
 		UnlockReleaseBuffer(buf);
 		buf = ReadBuffer(index, child);
 		LockBuffer(buf, mode);
@@ -834,15 +1012,104 @@ restart:
 }
 
 /*
- * tsk_new_buffer: a new page at the end of the index, pinned and locked
- * exclusively.  Pages are never deleted, so there is no free space map to
- * consult.
+ * tsk_init_deleted: make a page a deleted one: no items, its sibling links
+ * kept (so that a scan that lands on it moves on) and the deletion's
+ * safexid.
+ */
+void
+tsk_init_deleted(Page page, BlockNumber prev, BlockNumber next)
+{
+	TskDeletedData *d;
+
+	tsk_init_page(page, 0, prev, next);
+	TskPageGetOpaque(page)->flags = TSK_DELETED;
+	d = (TskDeletedData *) PageGetContents(page);
+	d->safexid = ReadNextFullTransactionId();
+	((PageHeader) page)->pd_lower = ((char *) d + sizeof(TskDeletedData)) - (char *) page;
+}
+
+/*
+ * tsk_page_recyclable: whether a deleted page may be reused: no
+ * transaction that was running when it was deleted (and so may still hold
+ * a link to it in a scan) is running now.  As nbtree's BTPageIsRecyclable.
+ */
+bool
+tsk_page_recyclable(Page page)
+{
+	TskDeletedData d;
+
+	if (PageIsNew(page))
+		return true;
+	if (!TskPageIsDeleted(TskPageGetOpaque(page)) ||
+		((PageHeader) page)->pd_lower < SizeOfPageHeaderData + sizeof(TskDeletedData))
+		return false;
+	memcpy(&d, PageGetContents(page), sizeof(d));
+	return GlobalVisCheckRemovableFullXid(NULL, d.safexid);
+}
+
+/*
+ * log_reuse: before a deleted page is reused, make a hot standby cancel
+ * the queries that could still hold a link to it: those whose snapshot is
+ * older than the page's safexid.  Generic WAL carries no recovery
+ * conflict, so this is nbtree's own record for the same purpose
+ * (XLOG_BTREE_REUSE_PAGE), whose replay only resolves that conflict.
+ */
+static void
+log_reuse(Relation index, BlockNumber blkno, Page page)
+{
+	xl_btree_reuse_page xlrec;
+	TskDeletedData d;
+
+	if (!RelationNeedsWAL(index) || !XLogStandbyInfoActive() || PageIsNew(page))
+		return;
+	memcpy(&d, PageGetContents(page), sizeof(d));
+	xlrec.node = index->rd_node;
+	xlrec.block = blkno;
+	xlrec.latestRemovedFullXid = d.safexid;
+	XLogBeginInsert();
+	XLogRegisterData((char *) &xlrec, SizeOfBtreeReusePage);
+	XLogInsert(RM_BTREE_ID, XLOG_BTREE_REUSE_PAGE);
+}
+
+/*
+ * tsk_new_buffer: a page for a split, pinned and locked exclusively: a
+ * recyclable deleted page from the free space map (where VACUUM records
+ * them), or a new page at the end of the index.  The caller initialises it
+ * and logs it whole.  Free space map entries may be stale, so each page
+ * is checked under its lock; a page another backend has locked is passed
+ * over (the caller holds locks of its own).
  */
 Buffer
 tsk_new_buffer(Relation index)
 {
 	bool		needLock = !RELATION_IS_LOCAL(index);
 	Buffer		buf;
+
+	for (;;)
+	{
+		BlockNumber blkno = GetFreeIndexPage(index);
+
+		if (blkno == InvalidBlockNumber)
+			break;
+		if (blkno <= TSK_ROOT_BLKNO || blkno >= RelationGetNumberOfBlocks(index))
+			continue;
+		buf = ReadBuffer(index, blkno);
+		if (ConditionalLockBuffer(buf))
+		{
+			Page		page = BufferGetPage(buf);
+
+			if (PageIsNew(page) ||
+				(PageGetSpecialSize(page) == MAXALIGN(sizeof(TskPageOpaqueData)) &&
+				 TskPageGetOpaque(page)->page_id == TSK_PAGE_ID &&
+				 tsk_page_recyclable(page)))
+			{
+				log_reuse(index, blkno, page);
+				return buf;
+			}
+			LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+		}
+		ReleaseBuffer(buf);
+	}
 
 	if (needLock)
 		LockRelationForExtension(index, ExclusiveLock);

@@ -20,11 +20,14 @@
 #include "access/relation.h"
 #include "access/table.h"
 #include "access/tableam.h"
+#include "access/xlog.h"
 #include "catalog/index.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
@@ -34,8 +37,10 @@
 #define corrupt(index, blkno, ...) \
 	ereport(ERROR, \
 			(errcode(ERRCODE_INDEX_CORRUPTED), \
+			 BlockNumberIsValid(blkno) ? \
 			 errmsg("index \"%s\" block %u: %s", RelationGetRelationName(index), (blkno), \
-					psprintf(__VA_ARGS__))))
+					psprintf(__VA_ARGS__)) : \
+			 errmsg("index \"%s\": %s", RelationGetRelationName(index), psprintf(__VA_ARGS__))))
 
 /* A page the level above expects next: its block and high key. */
 typedef struct Expected
@@ -59,7 +64,54 @@ typedef struct VerifyState
 	bool		have_last;
 	int			last_visible;	/* visible tuples with lastkey's (pk, rk) */
 	TskEntry   *entries;
+	BlockNumber nblocks;		/* of the index */
+	BlockNumber heapblocks;		/* of the heap */
+	MemoryContext entrycxt;		/* reset per entry checked */
 } VerifyState;
+
+/*
+ * check_key: a stored key is valid text in its encoding (UTF-8, or UTF-16
+ * with paired surrogates) and in the shorter of the two, as equal keys
+ * must be byte-equal.  Its length was checked when it was parsed.
+ */
+static void
+check_key(Relation index, BlockNumber blkno, TskKey k, const char *what)
+{
+	int			len = TSK_LEN(k.word);
+	const unsigned char *p = (const unsigned char *) k.data;
+	int			utf8len = 0;
+
+	if ((k.word & TSK_UTF16) == 0)
+	{
+		if (pg_verify_mbstr_len(PG_UTF8, k.data, len, true) < 0 || memchr(k.data, 0, len) != NULL)
+			corrupt(index, blkno, "%s is not valid UTF-8", what);
+		if (len > 2 * ts_utf16_length(k.data, len))
+			corrupt(index, blkno, "%s is stored in UTF-8 although UTF-16 is shorter", what);
+		return;
+	}
+	for (int i = 0; i < len; i += 2)
+	{
+		uint16		u = (p[i] << 8) | p[i + 1];
+
+		if (u >= 0xD800 && u < 0xDC00)
+		{
+			uint16		lo = i + 3 < len ? ((p[i + 2] << 8) | p[i + 3]) : 0;
+
+			if (lo < 0xDC00 || lo >= 0xE000)
+				corrupt(index, blkno, "%s has an unpaired surrogate", what);
+			utf8len += 4;
+			i += 2;
+		}
+		else if (u >= 0xDC00 && u < 0xE000)
+			corrupt(index, blkno, "%s has an unpaired surrogate", what);
+		else if (u == 0)
+			corrupt(index, blkno, "%s contains a zero character", what);
+		else
+			utf8len += u < 0x80 ? 1 : u < 0x800 ? 2 : 3;
+	}
+	if (utf8len <= len)
+		corrupt(index, blkno, "%s is stored in UTF-16 although UTF-8 is not longer", what);
+}
 
 /*
  * check_entry_heap: the entry's heap tuple, if visible, has its keys; note
@@ -74,6 +126,9 @@ check_entry_heap(VerifyState *vs, BlockNumber blkno, const TskEntry *e)
 
 	if (vs->have_last && !(tsk_key_eq(vs->lastkey.pk, e->pk) && tsk_key_eq(vs->lastkey.rk, e->rk)))
 		vs->last_visible = 0;
+	if (!ItemPointerIsValid(&tid) || ItemPointerGetBlockNumber(&tid) >= vs->heapblocks)
+		corrupt(vs->index, blkno, "entry with heap TID (%u,%u) outside the table",
+				ItemPointerGetBlockNumberNoCheck(&tid), ItemPointerGetOffsetNumberNoCheck(&tid));
 	if (!table_index_fetch_tuple(vs->fetch, &tid, vs->snapshot, vs->slot, &call_again, &all_dead))
 		return;
 	for (int i = 0; i < 2; i++)
@@ -114,17 +169,24 @@ verify_page(VerifyState *vs, Buffer buf, uint16 level, BlockNumber prevblk,
 	Relation	index = vs->index;
 	BlockNumber blkno = BufferGetBlockNumber(buf);
 	Page		page = BufferGetPage(buf);
-	TskPageOpaque op = TskPageGetOpaque(page);
+	TskPageOpaque op;
 	TskPivot	hikey;
 	OffsetNumber off;
 
 	tsk_check_page(index, buf);
+	op = TskPageGetOpaque(page);
+	if (TskPageIsDeleted(op))
+		corrupt(index, blkno, "a deleted page is still linked into the tree");
 	if (op->level != level)
 		corrupt(index, blkno, "level %u where %u was expected", op->level, level);
 	if (op->prev != prevblk)
 		corrupt(index, blkno, "left link %u where %u was expected", op->prev, prevblk);
 	if (!TskPageIsRightmost(op))
+	{
 		tsk_pivot_read(page, TSK_HIKEY, &hikey);
+		check_key(index, blkno, hikey.key.pk, "the high key's PartitionKey");
+		check_key(index, blkno, hikey.key.rk, "the high key's RowKey");
+	}
 	if (exp)
 	{
 		if (exp->blkno != blkno)
@@ -150,15 +212,20 @@ verify_page(VerifyState *vs, Buffer buf, uint16 level, BlockNumber prevblk,
 		{
 			const TskEntry *e = &vs->entries[i];
 
-			if (TSK_LEN(e->pk.word) > TSK_MAX_KEY_BYTES || TSK_LEN(e->rk.word) > TSK_MAX_KEY_BYTES)
-				corrupt(index, blkno, "entry %d has an overlong key", i);
+			MemoryContext old;
+
+			check_key(index, blkno, e->pk, "a PartitionKey");
+			check_key(index, blkno, e->rk, "a RowKey");
 			if (i > 0 && tsk_entry_cmp(&vs->entries[i - 1], e) >= 0)
 				corrupt(index, blkno, "entries %d and %d out of order", i - 1, i);
 			if (i == 0 && lowkey && tsk_entry_cmp(lowkey, e) > 0)
 				corrupt(index, blkno, "first entry below the left sibling's high key");
 			if (!TskPageIsRightmost(op) && tsk_entry_cmp(e, &hikey.key) >= 0)
 				corrupt(index, blkno, "entry %d not below the high key", i);
+			old = MemoryContextSwitchTo(vs->entrycxt);
 			check_entry_heap(vs, blkno, e);
+			MemoryContextSwitchTo(old);
+			MemoryContextReset(vs->entrycxt);
 			vs->lastkey = *e;
 			vs->have_last = true;
 		}
@@ -174,6 +241,13 @@ verify_page(VerifyState *vs, Buffer buf, uint16 level, BlockNumber prevblk,
 		Expected   *x;
 
 		tsk_pivot_read(page, off, &pivot);
+		if (off > TskFirstData(op))
+		{
+			check_key(index, blkno, pivot.key.pk, "a pivot's PartitionKey");
+			check_key(index, blkno, pivot.key.rk, "a pivot's RowKey");
+		}
+		if (pivot.child == TSK_METAPAGE_BLKNO || pivot.child == TSK_ROOT_BLKNO || pivot.child >= vs->nblocks)
+			corrupt(index, blkno, "pivot %u has a downlink to block %u", off, pivot.child);
 		if (off < PageGetMaxOffsetNumber(page))
 		{
 			tsk_pivot_read(page, off + 1, &nextpivot);
@@ -233,6 +307,10 @@ verify_index(PG_FUNCTION_ARGS)
 	int			level;
 	TableScanDesc hscan;
 	int64		nheap = 0;
+	BlockNumber npages = 1;		/* the metapage */
+	BlockNumber nfree = 0;
+	bool	   *reached;
+	LOCKMODE	lockmode;
 	AclResult	aclresult;
 
 	if (get_rel_relkind(indexoid) != RELKIND_INDEX)
@@ -244,8 +322,16 @@ verify_index(PG_FUNCTION_ARGS)
 	aclresult = pg_class_aclcheck(heapoid, GetUserId(), ACL_SELECT);
 	if (aclresult != ACLCHECK_OK)
 		aclcheck_error(aclresult, OBJECT_TABLE, get_rel_name(heapoid));
-	heap = table_open(heapoid, AccessShareLock);
-	index = index_open(indexoid, AccessShareLock);
+	/*
+	 * As amcheck's bt_index_parent_check: a ShareLock on both keeps
+	 * inserts, splits and VACUUM out while the levels are compared, so
+	 * that nothing found is a change in progress.  A hot standby cannot
+	 * take it (nor stop replay): there the check is exact only while
+	 * replay of the index is idle.
+	 */
+	lockmode = RecoveryInProgress() ? AccessShareLock : ShareLock;
+	heap = table_open(heapoid, lockmode);
+	index = index_open(indexoid, lockmode);
 	if (index->rd_indam->aminsert != tskinsert)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
@@ -265,6 +351,14 @@ verify_index(PG_FUNCTION_ARGS)
 	vs.maxvisible = 1024;
 	vs.visible = palloc(vs.maxvisible * sizeof(ItemPointerData));
 	vs.entries = palloc(TSK_MAX_ENTRIES_PER_PAGE * sizeof(TskEntry));
+	vs.nblocks = RelationGetNumberOfBlocks(index);
+	vs.heapblocks = RelationGetNumberOfBlocks(heap);
+	vs.entrycxt = AllocSetContextCreate(CurrentMemoryContext, "tskey verify entry",
+										ALLOCSET_DEFAULT_SIZES);
+	if (vs.nblocks < 2)
+		corrupt(index, InvalidBlockNumber, "%u blocks, fewer than a metapage and a root", vs.nblocks);
+	reached = palloc0(vs.nblocks * sizeof(bool));
+	reached[TSK_METAPAGE_BLKNO] = true;
 
 	buf = ReadBuffer(index, TSK_METAPAGE_BLKNO);
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
@@ -299,6 +393,11 @@ verify_index(PG_FUNCTION_ARGS)
 			CHECK_FOR_INTERRUPTS();
 			if (above && i >= nabove)
 				corrupt(index, blkno, "on level %d but not named by the level above", level);
+			if (blkno == TSK_METAPAGE_BLKNO || blkno >= vs.nblocks)
+				corrupt(index, prevblk, "link to block %u, which is not a tree page", blkno);
+			if (reached[blkno])
+				corrupt(index, blkno, "reached twice (a cycle of links)");
+			reached[blkno] = true;
 			buf = ReadBuffer(index, blkno);
 			LockBuffer(buf, BUFFER_LOCK_SHARE);
 			verify_page(&vs, buf, level, prevblk, above ? &above[i] : NULL,
@@ -316,12 +415,40 @@ verify_index(PG_FUNCTION_ARGS)
 			blkno = op->next;
 			UnlockReleaseBuffer(buf);
 			i++;
+			npages++;
 		}
 		if (above && i != nabove)
 			corrupt(index, prevblk, "level %d has %d pages, the level above names %d", level, i, nabove);
 		above = below;
 		nabove = nbelow;
 	}
+
+	/*
+	 * Every page is in the tree, or deleted (waiting to be reused), or new
+	 * (an extension a crash interrupted): a failed split leaves none
+	 * behind.
+	 */
+	for (BlockNumber b = 0; b < vs.nblocks; b++)
+	{
+		Page		page;
+
+		if (reached[b])
+			continue;
+		CHECK_FOR_INTERRUPTS();
+		buf = ReadBuffer(index, b);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		if (!PageIsNew(page))
+		{
+			tsk_check_page(index, buf);
+			if (!TskPageIsDeleted(TskPageGetOpaque(page)))
+				corrupt(index, b, "a live page not in the tree");
+		}
+		nfree++;
+		UnlockReleaseBuffer(buf);
+	}
+	if (npages + nfree != vs.nblocks)
+		elog(ERROR, "tskey verify: %u pages counted of %u", npages + nfree, vs.nblocks);
 
 	/* every visible heap tuple reached by exactly one entry */
 	qsort(vs.visible, vs.nvisible, sizeof(ItemPointerData), tid_cmp);
@@ -343,7 +470,8 @@ verify_index(PG_FUNCTION_ARGS)
 	table_index_fetch_end(vs.fetch);
 	ExecDropSingleTupleTableSlot(vs.slot);
 	UnregisterSnapshot(vs.snapshot);
-	index_close(index, AccessShareLock);
-	table_close(heap, AccessShareLock);
+	MemoryContextDelete(vs.entrycxt);
+	index_close(index, lockmode);
+	table_close(heap, lockmode);
 	PG_RETURN_VOID();
 }

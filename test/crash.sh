@@ -2,7 +2,9 @@
 # test/crash.sh: acknowledged writes survive a crash.
 # Starts its own server, runs concurrent writers (single-entity inserts and
 # merges, batches, and inserts of long CJK RowKeys that split the key index
-# often), stops the server with "pg_ctl stop -m immediate" in the middle of
+# often, and a churner that fills a partition, deletes it and VACUUMs, so
+# that leaves are deleted and reused), stops the server with
+# "pg_ctl stop -m immediate" in the middle of
 # the writes, restarts it, and checks that every write a client saw succeed
 # is there, that the catalog and relations agree, and that the entity
 # relation's tskey index passes verify_index.  wal_consistency_checking makes
@@ -53,6 +55,20 @@ longwriter() {
 	done
 }
 
+# churner: fills partition D, deletes it all and VACUUMs, so that leaves
+# are deleted and reused (by the writers' splits) while the crash comes
+churner() {
+	local i=0
+	while :; do
+		i=$((i + 1))
+		q -c "SELECT count(tablestore.insert_entity('Crash', jsonb_build_object('PartitionKey', 'D', 'RowKey', lpad(g::text, 8, '0') || repeat('x', 40)))) FROM generate_series($i * 1000, $i * 1000 + 399) g" \
+			-c "DELETE FROM tablestore_data.crash WHERE pk OPERATOR(tablestore.=) 'D'" \
+			-c "VACUUM tablestore_data.crash" >/dev/null 2>&1 || break
+		echo "$i" >"$DIR/churned"
+	done
+}
+
+churner &
 for n in 1 2 3; do writer $n & done
 for n in 1 2; do longwriter $n & done
 for n in 1 2; do batcher $n & done
@@ -74,10 +90,15 @@ catalog=$(q -c "SELECT string_agg(t, ',') FROM tablestore.list_tables() t")
 works=$(q -c "SELECT tablestore.insert_entity('Crash', '{\"PartitionKey\": \"after\", \"RowKey\": \"1\"}') ? 'odata.etag'")
 verified=$(q -c "SELECT tablestore.verify_index(indexrelid::regclass) FROM pg_index WHERE indrelid = 'tablestore_data.crash'::regclass" \
 	>/dev/null 2>&1 && echo ok || echo FAILED)
+# and after VACUUM, which deletes what the churner left empty
+q -c "DELETE FROM tablestore_data.crash WHERE pk OPERATOR(tablestore.=) 'D'" -c "VACUUM tablestore_data.crash" >/dev/null
+verified2=$(q -c "SELECT tablestore.verify_index(indexrelid::regclass) FROM pg_index WHERE indrelid = 'tablestore_data.crash'::regclass" \
+	>/dev/null 2>&1 && echo ok || echo FAILED)
+churned=$(cat "$DIR/churned" 2>/dev/null || echo 0)
 
-echo "crash: $acked writes acknowledged, $present entities after restart, $missing missing, $partial partial batches, verify_index $verified"
+echo "crash: $acked writes acknowledged, $present entities after restart, $missing missing, $partial partial batches, $churned churn cycles (insert, delete, VACUUM), verify_index $verified, after VACUUM $verified2"
 if [ "$acked" -lt 10 ] || [ "$missing" -ne 0 ] || [ "$partial" -ne 0 ] || [ "$catalog" != "Crash" ] || [ "$works" != "t" ] ||
-	[ "$verified" != "ok" ]; then
+	[ "$verified" != "ok" ] || [ "$verified2" != "ok" ] || [ "$churned" -lt 1 ]; then
 	echo "crash test FAILED"; comm -23 "$DIR/acked" "$DIR/present" | head
 	exit 1
 fi

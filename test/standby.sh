@@ -3,7 +3,8 @@
 # Starts a primary, fills a table (long non-ASCII keys, enough entities for
 # many page splits), takes a base backup and starts it as a hot standby,
 # then writes more on the primary (inserts that split pages, deletes, a
-# VACUUM, a batch) while the standby streams.  When the standby has replayed
+# VACUUM, leaves emptied, deleted and reused, a batch) while the standby
+# streams.  When the standby has replayed
 # everything, its index must pass verify_index and answer the same queries
 # with the same entities, in key order, through index scans.
 set -u
@@ -46,6 +47,17 @@ FROM generate_series(1, 6000) i;
 SELECT count(tablestore.delete_entity('Replicated', 'p' || (i % 20), lpad(i::text, 8, '0') || repeat('r', i % 50)))
 FROM generate_series(1, 4000) i WHERE i % 7 <> 0 AND i % 3 = 0;
 VACUUM tablestore_data.replicated;
+-- empty whole leaves (the 'n' keys of ten partitions): VACUUM deletes the
+-- pages; once a transaction ID has passed, the next VACUUM makes them
+-- reusable, and new keys take them (nbtree's reuse record for the standby)
+SELECT count(tablestore.delete_entity('Replicated', 'p' || (i % 20), 'n' || lpad(i::text, 8, '0') || repeat('😀', i % 30)))
+FROM generate_series(1, 6000) i WHERE i % 20 >= 10;
+VACUUM tablestore_data.replicated;
+SELECT txid_current() > 0;
+VACUUM tablestore_data.replicated;
+SELECT count(tablestore.insert_entity('Replicated', jsonb_build_object(
+	'PartitionKey', 'p' || (i % 20), 'RowKey', 'm' || lpad(i::text, 8, '0'), 'N', i)))
+FROM generate_series(1, 3000) i;
 SELECT count(*) FROM tablestore.execute_batch('Replicated', (SELECT jsonb_agg(jsonb_build_object('op', 'insert',
 	'entity', jsonb_build_object('PartitionKey', 'p1', 'RowKey', 'batch' || i))) FROM generate_series(1, 100) i));
 SQL

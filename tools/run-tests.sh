@@ -42,6 +42,7 @@ run pg_prove -d tap --failures test/pgtap/*.sql
 run bash test/dump_restore.sh
 run bash test/crash.sh
 run bash test/stress.sh
+run bash test/tskey_corrupt.sh
 run bash test/standby.sh
 
 # The $filter parser on its own: unit tests, then a bounded fuzz run seeded
