@@ -67,6 +67,14 @@ BEGIN
 		JOIN pg_class c ON c.oid OPERATOR(pg_catalog.=) d.objid
 		WHERE d.classid OPERATOR(pg_catalog.=) 'pg_class'::regclass AND c.relkind IN ('r', 'p', 'v', 'm', 'f')
 	LOOP
+		-- no relation may inherit from an entity relation: SQL over the entity
+		-- relation would see its rows, keys the key index does not hold
+		IF EXISTS (SELECT FROM pg_inherits i JOIN pg_class p ON p.oid OPERATOR(pg_catalog.=) i.inhparent
+				WHERE i.inhrelid OPERATOR(pg_catalog.=) r.oid
+					AND p.relnamespace OPERATOR(pg_catalog.=) 'tablestore_data'::regnamespace) THEN
+			RAISE EXCEPTION 'relation "%" cannot inherit from an entity relation', r.relname
+				USING ERRCODE = 'object_not_in_prerequisite_state';
+		END IF;
 		IF r.in_data THEN
 			-- a table's relation renamed: it is not listed, and a listed
 			-- table has lost its relation

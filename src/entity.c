@@ -23,6 +23,8 @@
  */
 #include "postgres.h"
 
+#include "miscadmin.h"
+
 #include <math.h>
 
 #include "access/itup.h"
@@ -48,8 +50,9 @@ static const char *const edm_type_names[] = {
 /* One top-level member of an entity object. */
 typedef struct Member
 {
-	char	   *name;
+	char	   *name;			/* NULL once taken (a key, its annotation) */
 	int			namelen;
+	const char *key;			/* the name, kept: members are in jsonb key order */
 	JsonbValue	value;
 } Member;
 
@@ -170,6 +173,7 @@ collect_members(Jsonb *obj, int *nmembers)
 		{
 			Assert(i < n);
 			members[i].name = v.val.string.val;
+			members[i].key = v.val.string.val;
 			members[i].namelen = v.val.string.len;
 			tok = JsonbIteratorNext(&it, &members[i].value, true);
 			Assert(tok == WJB_VALUE);
@@ -599,21 +603,43 @@ check_property_name(const Member *m)
 				   errhint("A property name starts with a letter or underscore, followed by letters, digits or underscores."));
 }
 
+static void check_limits(int nprops, int64 size);
+
 /*
  * Find the annotation member of property m, if any.
  */
 static const Member *
 find_annotation(const Member *members, int n, const Member *m)
 {
-	for (int i = 0; i < n; i++)
-	{
-		const Member *a = &members[i];
+	int			len = m->namelen + (int) ANNOTATION_SUFFIX_LEN;
+	int			lo = 0;
+	int			hi = n - 1;
 
-		if (a->name != NULL &&
-			a->namelen == m->namelen + (int) ANNOTATION_SUFFIX_LEN &&
-			memcmp(a->name, m->name, m->namelen) == 0 &&
-			is_annotation(a->name, a->namelen))
-			return a;
+	/*
+	 * A binary search: members come in jsonb's key order, shorter names
+	 * first, then bytewise (a linear search made validation quadratic in
+	 * the number of members).
+	 */
+	while (lo <= hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+		const Member *a = &members[mid];
+		int			c;
+
+		if (a->namelen != len)
+			c = a->namelen < len ? -1 : 1;
+		else
+		{
+			c = memcmp(a->key, m->key, m->namelen);
+			if (c == 0)
+				c = memcmp(a->key + m->namelen, ANNOTATION_SUFFIX, ANNOTATION_SUFFIX_LEN);
+		}
+		if (c == 0)
+			return a->name != NULL ? a : NULL;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
 	}
 	return NULL;
 }
@@ -631,11 +657,29 @@ canonical_properties(Member *members, int n, int *nprops, int64 *size)
 	int			count = 0;
 	int64		total = 0;
 
+	/*
+	 * Count the properties first, so that an entity with far too many is
+	 * refused before any work per property.
+	 */
+	for (int i = 0; i < n; i++)
+	{
+		Member	   *m = &members[i];
+
+		if (m->name == NULL || is_annotation(m->name, m->namelen) || m->value.type == jbvNull ||
+			(m->namelen >= 6 && memcmp(m->name, "odata.", 6) == 0))
+			continue;
+		count++;
+	}
+	if (count > TS_MAX_PROPERTIES)
+		check_limits(count, 0);
+	count = 0;
+
 	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
 	for (int i = 0; i < n; i++)
 	{
 		Member	   *m = &members[i];
 
+		CHECK_FOR_INTERRUPTS();
 		if (m->name == NULL || is_annotation(m->name, m->namelen))
 			continue;
 		/* metadata such as odata.etag or odata.metadata is not a property */

@@ -39,6 +39,7 @@
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/resowner.h"
 #include "utils/rls.h"
@@ -297,21 +298,23 @@ typedef struct StoredEntity
  * hold anything; a merge into such a row would lose the merged properties.
  */
 static void
-check_returned_props(Jsonb *props)
+check_returned_props(Jsonb *props, Oid relid)
 {
 	if (!JB_ROOT_IS_OBJECT(props) || JB_ROOT_IS_SCALAR(props))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("entity relation holds a row with props that are not a JSON object"),
+				 errmsg("entity relation \"%s\" holds a row with props that are not a JSON object",
+						get_rel_name(relid)),
 				 errhint("Find the row with SQL and correct or delete it.")));
 }
 
 /*
- * Read the entity (pk, rk) with plan (get or lock).
+ * Read the entity (pk, rk) with the relation's get statement.
  */
 static StoredEntity
-read_entity(SPIPlanPtr plan, text *pk, text *rk, bool read_only)
+read_entity(RelPlans *plans, text *pk, text *rk, bool read_only)
 {
+	SPIPlanPtr	plan = plans->get;
 	Datum		args[2] = {PointerGetDatum(pk), PointerGetDatum(rk)};
 	StoredEntity r = {false, 0, NULL};
 	bool		isnull;
@@ -328,7 +331,7 @@ read_entity(SPIPlanPtr plan, text *pk, text *rk, bool read_only)
 		r.found = true;
 		r.ts = DatumGetTimestampTz(SPI_getbinval(tup, desc, 1, &isnull));
 		r.props = DatumGetJsonbP(SPI_getbinval(tup, desc, 2, &isnull));
-		check_returned_props(r.props);
+		check_returned_props(r.props, plans->relid);
 	}
 	return r;
 }
@@ -606,7 +609,7 @@ update_one(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional, int64 
 		return false;
 	result->ts = DatumGetTimestampTz(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	result->props = DatumGetJsonbP(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
-	check_returned_props(result->props);
+	check_returned_props(result->props, plans->relid);
 
 	/* a merge can take the entity over the limits; the error undoes it */
 	if (merge)
@@ -646,7 +649,7 @@ delete_one(RelPlans *plans, text *pk, text *rk, bool conditional, int64 ticks)
 		 * now, the row our DELETE waited for was deleted and the key inserted
 		 * again meanwhile (READ COMMITTED): go round and delete that one.
 		 */
-		old = read_entity(plans->get, pk, rk, false);
+		old = read_entity(plans, pk, rk, false);
 		check_condition(&old, conditional, ticks, pk, rk);
 		if (round == UPSERT_MAX_ROUNDS)
 			ts_ereport(ERROR, TS_UpdateConditionNotSatisfied,
@@ -714,7 +717,7 @@ ts_apply_op(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional, int64
 			 */
 			for (round = 0; !update_one(plans, kind, e, conditional, ticks, result); round++)
 			{
-				old = read_entity(plans->get, pk, rk, false);
+				old = read_entity(plans, pk, rk, false);
 				check_condition(&old, conditional, ticks, pk, rk);
 				if (round == UPSERT_MAX_ROUNDS)
 					ts_ereport(ERROR, TS_UpdateConditionNotSatisfied,
@@ -772,7 +775,7 @@ ts_apply_op(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional, int64
 			break;
 
 		case TS_OP_RETRIEVE:
-			old = read_entity(plans->get, pk, rk, true);
+			old = read_entity(plans, pk, rk, true);
 			if (!old.found)
 				entity_not_found(pk, rk);
 			result->ts = old.ts;

@@ -30,6 +30,7 @@
 #include "catalog/pg_am.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_index.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_type.h"
 #include "commands/defrem.h"
 #include "parser/parse_func.h"
@@ -198,7 +199,8 @@ find_key_index(Relation heap)
  * may rely on its row format: a plain heap table, attributes pk and rk of
  * type tablestore.key, ts timestamptz and props jsonb at attribute numbers
  * 1 to 4, all NOT NULL and none generated, no other live column, no rules
- * (a rule could silently turn a write into nothing).  With need_index, also its key
+ * (a rule could silently turn a write into nothing), no inheritance
+ * children (SQL over the relation would see their rows too).  With need_index, also its key
  * index, whose OID is returned.  Anything else is refused with a clear
  * error: the relation may have been altered by its owner, or made by hand.
  */
@@ -222,6 +224,9 @@ ts_check_entity_relation(Relation heap, bool need_index)
 		relation_altered(heap, "it does not use the heap table access method");
 	if (heap->rd_rules != NULL && heap->rd_rules->numLocks > 0)
 		relation_altered(heap, "it has rules");
+	/* relhassubclass may be stale: look at the children themselves */
+	if (heap->rd_rel->relhassubclass && find_inheritance_children(RelationGetRelid(heap), NoLock) != NIL)
+		relation_altered(heap, "it has inheritance children");
 	if (desc->natts < 4)
 		relation_altered(heap, "it lacks columns");
 	for (int i = 0; i < desc->natts; i++)

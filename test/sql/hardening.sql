@@ -43,6 +43,15 @@ SELECT pg_temp.try($$ALTER TABLE tablestore_data.victim SET SCHEMA regress_elsew
 SELECT pg_temp.try($$ALTER TABLE tablestore_data.victim RENAME COLUMN props TO p$$) AS rename_column;
 RESET ROLE;
 
+-- no inheritance children: SQL over the entity relation would see keys the
+-- key index does not hold
+SET ROLE regress_ts_owner;
+SELECT pg_temp.try($$CREATE TABLE regress_elsewhere.kid () INHERITS (tablestore_data.victim)$$) AS inherits;
+CREATE TABLE regress_elsewhere.orphan_kid (LIKE tablestore_data.victim INCLUDING CONSTRAINTS);
+SELECT pg_temp.try($$ALTER TABLE regress_elsewhere.orphan_kid INHERIT tablestore_data.victim$$) AS alter_inherit;
+DROP TABLE regress_elsewhere.orphan_kid;
+RESET ROLE;
+
 -- ... and where the event triggers did not fire (disabled by a superuser),
 -- every function refuses them when it meets them, read or write
 ALTER EVENT TRIGGER tablestore_ddl_command_end DISABLE;
