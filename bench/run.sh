@@ -2,7 +2,8 @@
 # bench/run.sh: tablestore against hand-written SQL on a plain table, side by
 # side in one run, on a throwaway server.  Writes bench/results/results.csv,
 # results.md and (with python3-matplotlib) throughput.png; then runs
-# bench/index.sh (the tskey index against a btree: bench/results/index.md).
+# bench/index.sh (the tskey index against a btree: bench/results/index.md)
+# and bench/validate.sh (validation per entity: bench/results/validate.md).
 #
 #   bench/run.sh                      # 1,000 partitions x 1,000 entities
 #   PARTITIONS=20 ROWS=200 SECONDS_PER_RUN=2 RUNS=1 bench/run.sh   # a quick look
@@ -330,5 +331,9 @@ PY
 ts_stop_server "$DIR"
 if [ "${INDEX:-1}" != 0 ]; then
 	SECONDS_PER_RUN=${INDEX_SECONDS_PER_RUN:-5} bench/index.sh
+fi
+# The validation micro-benchmark (bench/validate.sh; VALIDATE=0 skips it).
+if [ "${VALIDATE:-1}" != 0 ]; then
+	NO_BUILD=1 bench/validate.sh
 fi
 echo "== bench/run.sh: $(( $(date +%s) - began ))s in all"

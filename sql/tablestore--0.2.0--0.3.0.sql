@@ -3,6 +3,11 @@
 
 \echo Use "ALTER EXTENSION tablestore UPDATE TO '0.3.0'" to load this file. \quit
 
+-- Validation
+CREATE FUNCTION tablestore.validate_entity(entity jsonb) RETURNS jsonb
+	AS 'MODULE_PATHNAME', 'validate_entity' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION tablestore.validate_entity(jsonb) IS 'validate an entity as a write would and return its properties in the stored form, writing nothing';
+
 -- Queries as json text
 -- The same queries with each entity (or page) as json text, written straight
 -- from the stored row: faster to produce and to send than jsonb; use them

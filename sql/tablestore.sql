@@ -247,6 +247,10 @@ CREATE FUNCTION tablestore.get_entity(table_name text, partition_key text, row_k
 	AS 'MODULE_PATHNAME', 'get_entity' LANGUAGE C STABLE;
 COMMENT ON FUNCTION tablestore.get_entity(text, text, text, text) IS 'one entity by its keys, optionally projected to a $select list';
 
+CREATE FUNCTION tablestore.validate_entity(entity jsonb) RETURNS jsonb
+	AS 'MODULE_PATHNAME', 'validate_entity' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION tablestore.validate_entity(jsonb) IS 'validate an entity as a write would and return its properties in the stored form, writing nothing';
+
 -- Queries
 
 -- The streaming scan behind query_entities: a value-per-call set-returning

@@ -992,3 +992,19 @@ get_entity(PG_FUNCTION_ARGS)
 	}
 	PG_RETURN_JSONB_P(run_single(table, TS_OP_RETRIEVE, e, false, 0, select_list));
 }
+
+/*
+ * tablestore.validate_entity(entity jsonb) RETURNS jsonb
+ *
+ * Validate an entity as a write would, without writing it: the service's
+ * error if it is not valid, else its properties in the stored form (see
+ * README "Stored form").  For clients that check input before sending it,
+ * and the validation micro-benchmark (bench/validate.sh).
+ */
+TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(validate_entity);
+
+Datum
+validate_entity(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_JSONB_P(arg_entity(fcinfo, 0)->props);
+}

@@ -107,3 +107,13 @@ SELECT tablestore.insert_entity('Employees', '{"PartitionKey": "a", "RowKey": "1
 SELECT * FROM tablestore.list_tables();
 SELECT tablestore.delete_table('Archive2024');
 DROP FUNCTION shown(jsonb);
+
+-- validate_entity: a write's validation without the write; the stored form
+SELECT tablestore.validate_entity('{"PartitionKey": "p", "RowKey": "r", "Timestamp": "2020-01-01T00:00:00Z",
+	"G": "3F2504E0-4F89-11D3-9A0C-0305E82C3301", "G@odata.type": "Edm.Guid", "L": 5, "L@odata.type": "Edm.Int64",
+	"D": 2, "D@odata.type": "Edm.Double", "N": null}') AS stored;
+\set VERBOSITY terse
+SELECT tablestore.validate_entity('{"PartitionKey": "p", "RowKey": "r", "X": "0x1p3", "X@odata.type": "Edm.Double"}');
+SELECT tablestore.validate_entity('{"RowKey": "r"}');
+SELECT tablestore.validate_entity(NULL);
+\set VERBOSITY default
