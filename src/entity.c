@@ -277,28 +277,148 @@ parse_int64_strict(const char *s, int len, int64 *out)
 }
 
 /*
+ * The stored properties as they are built: name and value pairs, added in
+ * the caller's key order (which is jsonb's, but for annotations added by the
+ * canonical form), then made one jsonb object.  Cheaper than pushJsonbValue,
+ * which sorts and de-duplicates every object it finishes: the pairs are
+ * sorted only if they are out of order, and they are unique already (the
+ * input's keys are, and an annotation is written once, with its property).
+ */
+typedef struct PropsBuilder
+{
+	JsonbPair  *pairs;
+	int			n;
+	int			cap;
+	bool		value_next;		/* whether the next string is a value */
+} PropsBuilder;
+
+/* Add a key (every other call) or a value. */
+static void
+pb_value(PropsBuilder *st, const JsonbValue *v)
+{
+	if (!st->value_next)
+	{
+		if (st->n == st->cap)
+		{
+			st->cap *= 2;
+			st->pairs = repalloc(st->pairs, sizeof(JsonbPair) * st->cap);
+		}
+		st->pairs[st->n].key = *v;
+		st->pairs[st->n].order = st->n;
+	}
+	else
+		st->pairs[st->n++].value = *v;
+	st->value_next = !st->value_next;
+}
+
+static void
+pb_string(PropsBuilder *st, const char *s, int len)
+{
+	JsonbValue	v;
+
+	v.type = jbvString;
+	v.val.string.val = (char *) s;
+	v.val.string.len = len;
+	pb_value(st, &v);
+}
+
+static void
+pb_cstring(PropsBuilder *st, const char *s)
+{
+	pb_string(st, s, strlen(s));
+}
+
+/* jsonb's order of object keys: shorter first, then bytewise. */
+static int
+pair_cmp(const void *a, const void *b)
+{
+	const JsonbValue *ka = &((const JsonbPair *) a)->key;
+	const JsonbValue *kb = &((const JsonbPair *) b)->key;
+
+	if (ka->val.string.len != kb->val.string.len)
+		return ka->val.string.len < kb->val.string.len ? -1 : 1;
+	return memcmp(ka->val.string.val, kb->val.string.val, ka->val.string.len);
+}
+
+/* Whether pairs[0..n) are in jsonb's key order. */
+static bool
+pairs_sorted(const JsonbPair *pairs, int n)
+{
+	for (int i = 1; i < n; i++)
+		if (pair_cmp(&pairs[i - 1], &pairs[i]) > 0)
+			return false;
+	return true;
+}
+
+/*
+ * The object of the pairs, in jsonb's key order.  The properties come in
+ * order, and so do the annotations among themselves (one suffix after names
+ * in order), each annotation right after its property: one linear merge of
+ * the two runs puts them in order.
+ */
+static Jsonb *
+pb_finish(PropsBuilder *st)
+{
+	JsonbValue	obj;
+	JsonbPair  *props = palloc(sizeof(JsonbPair) * Max(st->n, 1));
+	JsonbPair  *anns = palloc(sizeof(JsonbPair) * Max(st->n, 1));
+	int			np = 0;
+	int			na = 0;
+	int			i = 0;
+	int			j = 0;
+	int			k = 0;
+
+	Assert(!st->value_next);
+	for (int p = 0; p < st->n; p++)
+	{
+		if (is_annotation(st->pairs[p].key.val.string.val, st->pairs[p].key.val.string.len))
+			anns[na++] = st->pairs[p];
+		else
+			props[np++] = st->pairs[p];
+	}
+	if (pairs_sorted(props, np) && pairs_sorted(anns, na))
+	{
+		while (i < np || j < na)
+		{
+			if (j == na || (i < np && pair_cmp(&props[i], &anns[j]) < 0))
+				st->pairs[k++] = props[i++];
+			else
+				st->pairs[k++] = anns[j++];
+		}
+	}
+	else
+		qsort(st->pairs, st->n, sizeof(JsonbPair), pair_cmp);
+	for (k = 0; k < st->n; k++)
+		st->pairs[k].order = k;
+	obj.type = jbvObject;
+	obj.val.object.nPairs = st->n;
+	obj.val.object.pairs = st->pairs;
+	return JsonbValueToJsonb(&obj);
+}
+
+/*
  * Push a finite or special double in canonical form; returns whether the
  * JSON form needs the Edm.Double annotation.
  */
 static bool
-push_double(JsonbParseState **st, double d)
+push_double(PropsBuilder *st, double d)
 {
 	char		buf[DOUBLE_SHORTEST_DECIMAL_LEN];
 	JsonbValue	v;
 
 	if (isnan(d))
 	{
-		push_cstring(st, WJB_VALUE, "NaN");
+		pb_cstring(st, "NaN");
 		return true;
 	}
 	if (isinf(d))
 	{
-		push_cstring(st, WJB_VALUE, d > 0 ? "Infinity" : "-Infinity");
+		pb_cstring(st, d > 0 ? "Infinity" : "-Infinity");
 		return true;
 	}
 	if (d == 0 && signbit(d))
 	{
-		push_cstring(st, WJB_VALUE, "-0");
+		pb_cstring(st, "-0");
 		return true;
 	}
 	double_to_shortest_decimal_buf(d, buf);
@@ -306,7 +426,7 @@ push_double(JsonbParseState **st, double d)
 	v.val.numeric = DatumGetNumeric(DirectFunctionCall3(numeric_in, CStringGetDatum(buf),
 														ObjectIdGetDatum(InvalidOid),
 														Int32GetDatum(-1)));
-	pushJsonbValue(st, WJB_VALUE, &v);
+	pb_value(st, &v);
 	/* numeric_out shows a '.' exactly when the value has a fraction */
 	return strchr(numeric_text(&v), '.') == NULL;
 }
@@ -420,7 +540,7 @@ value_size(TsEdmType type, int64 len)
  * value and annotation.  Returns the value's size by the service's formula.
  */
 static int64
-push_property(JsonbParseState **st, const Member *m, const Member *annotation)
+push_property(PropsBuilder *st, const Member *m, const Member *annotation)
 {
 	const JsonbValue *v = &m->value;
 	TsEdmType	type;
@@ -464,7 +584,7 @@ push_property(JsonbParseState **st, const Member *m, const Member *annotation)
 		type = (strpbrk(txt, ".eE") != NULL) ? EDM_DOUBLE : EDM_INT32;
 	}
 
-	push_string(st, WJB_KEY, m->name, m->namelen);
+	pb_string(st, m->name, m->namelen);
 
 	switch (type)
 	{
@@ -476,7 +596,7 @@ push_property(JsonbParseState **st, const Member *m, const Member *annotation)
 				ts_ereport(ERROR, TS_PropertyValueTooLarge,
 						   errmsg("value of property \"%s\" is longer than %d UTF-16 code units",
 								  ts_clip(m->name, m->namelen), TS_MAX_STRING_UTF16));
-			pushJsonbValue(st, WJB_VALUE, (JsonbValue *) v);
+			pb_value(st, (JsonbValue *) v);
 			break;
 
 		case EDM_INT32:
@@ -499,11 +619,11 @@ push_property(JsonbParseState **st, const Member *m, const Member *annotation)
 				{
 					out.type = jbvNumeric;
 					out.val.numeric = int64_to_numeric(i);
-					pushJsonbValue(st, WJB_VALUE, &out);
+					pb_value(st, &out);
 				}
 				else
 				{
-					push_cstring(st, WJB_VALUE, psprintf(INT64_FORMAT, i));
+					pb_cstring(st, psprintf(INT64_FORMAT, i));
 					annotate = true;
 				}
 				break;
@@ -522,7 +642,7 @@ push_property(JsonbParseState **st, const Member *m, const Member *annotation)
 		case EDM_BOOLEAN:
 			if (v->type != jbvBool)
 				invalid_value(m, type);
-			pushJsonbValue(st, WJB_VALUE, (JsonbValue *) v);
+			pb_value(st, (JsonbValue *) v);
 			break;
 
 		case EDM_DATETIME:
@@ -532,7 +652,7 @@ push_property(JsonbParseState **st, const Member *m, const Member *annotation)
 				if (v->type != jbvString ||
 					!ts_parse_datetime(v->val.string.val, v->val.string.len, &ticks))
 					invalid_value(m, type);
-				push_cstring(st, WJB_VALUE, ts_format_datetime(ticks));
+				pb_cstring(st, ts_format_datetime(ticks));
 				annotate = true;
 				break;
 			}
@@ -544,7 +664,7 @@ push_property(JsonbParseState **st, const Member *m, const Member *annotation)
 				if (v->type != jbvString ||
 					!ts_parse_guid(v->val.string.val, v->val.string.len, g))
 					invalid_value(m, type);
-				push_cstring(st, WJB_VALUE, ts_format_guid(g));
+				pb_cstring(st, ts_format_guid(g));
 				annotate = true;
 				break;
 			}
@@ -571,7 +691,7 @@ push_property(JsonbParseState **st, const Member *m, const Member *annotation)
 					invalid_value(m, type);
 				enc = palloc(pg_b64_enc_len(nbytes) + 1);
 				enclen = pg_b64_encode(raw, nbytes, enc, pg_b64_enc_len(nbytes));
-				push_string(st, WJB_VALUE, enc, enclen);
+				pb_string(st, enc, enclen);
 				len = nbytes;
 				annotate = true;
 				break;
@@ -580,8 +700,8 @@ push_property(JsonbParseState **st, const Member *m, const Member *annotation)
 
 	if (annotate)
 	{
-		push_cstring(st, WJB_KEY, psprintf("%.*s%s", m->namelen, m->name, ANNOTATION_SUFFIX));
-		push_cstring(st, WJB_VALUE, edm_type_names[type]);
+		pb_cstring(st, psprintf("%.*s%s", m->namelen, m->name, ANNOTATION_SUFFIX));
+		pb_cstring(st, edm_type_names[type]);
 	}
 
 	return value_size(type, len);
@@ -652,8 +772,7 @@ find_annotation(const Member *members, int n, const Member *m)
 static Jsonb *
 canonical_properties(Member *members, int n, int *nprops, int64 *size)
 {
-	JsonbParseState *st = NULL;
-	JsonbValue *res;
+	PropsBuilder st = {0};
 	int			count = 0;
 	int64		total = 0;
 
@@ -674,7 +793,8 @@ canonical_properties(Member *members, int n, int *nprops, int64 *size)
 		check_limits(count, 0);
 	count = 0;
 
-	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+	st.cap = 2 * n + 2;
+	st.pairs = palloc(sizeof(JsonbPair) * st.cap);
 	for (int i = 0; i < n; i++)
 	{
 		Member	   *m = &members[i];
@@ -704,10 +824,9 @@ canonical_properties(Member *members, int n, int *nprops, int64 *size)
 					   errmsg("annotation \"%s\" is not a string", ts_clip(a->name, a->namelen)));
 	}
 
-	res = pushJsonbValue(&st, WJB_END_OBJECT, NULL);
 	*nprops = count;
 	*size = total;
-	return JsonbValueToJsonb(res);
+	return pb_finish(&st);
 }
 
 /*
