@@ -123,18 +123,26 @@ ts_is_valid_property_name(const char *s, int len)
 		return false;
 	while (p < end)
 	{
-		pg_wchar	c = utf8_to_unicode(p);
+		unsigned char b = *p;
 
-		if (c < 0x80)
+		/* ASCII, the common case, without decoding or the locale's ctype */
+		if (b < 0x80)
 		{
-			if (!(isalpha(c) || c == '_' || (!first && isdigit(c))))
+			if (!((b >= 'A' && b <= 'Z') || (b >= 'a' && b <= 'z') || b == '_' ||
+				  (!first && b >= '0' && b <= '9')))
 				return false;
+			p++;
 		}
-		else if (c <= 0x9F || (c >= 0xE000 && c <= 0xF8FF) ||
-				 (c >= 0xFDD0 && c <= 0xFDEF) || (c & 0xFFFE) == 0xFFFE)
-			return false;
+		else
+		{
+			pg_wchar	c = utf8_to_unicode(p);
+
+			if (c <= 0x9F || (c >= 0xE000 && c <= 0xF8FF) ||
+				(c >= 0xFDD0 && c <= 0xFDEF) || (c & 0xFFFE) == 0xFFFE)
+				return false;
+			p += pg_utf_mblen(p);
+		}
 		first = false;
-		p += pg_utf_mblen(p);
 	}
 	return true;
 }
