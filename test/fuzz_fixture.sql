@@ -35,6 +35,16 @@ BEGIN
 END $$;
 GRANT CREATE ON SCHEMA tablestore_data TO ts_fz_owner;
 
+-- run one statement, reporting instead of failing when it is refused
+CREATE FUNCTION pg_temp.fz_try(stmt text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+	EXECUTE stmt;
+	RETURN 'ok';
+EXCEPTION WHEN OTHERS THEN
+	RAISE WARNING 'fixture: refused (%): %: %', SQLSTATE, left(stmt, 60), SQLERRM;
+	RETURN SQLSTATE;
+END $$;
+
 SET ROLE ts_fz_owner;
 SELECT tablestore.create_table(t) FROM unnest(ARRAY['Alpha', 'Beta', 'Gamma', 'Secret', 'Policed']) t;
 
@@ -67,30 +77,34 @@ CREATE POLICY visible ON tablestore_data.policed USING ((props->>'Visible')::boo
 
 -- Odd relations that a role with CREATE on tablestore_data can make or
 -- leave behind (issue 10, findings 1, 2, 8): every function must refuse them
--- with a clear error, never crash or read them.
-CREATE TABLE tablestore_data.oddint (pk int8, rk int8, ts timestamptz, props jsonb);
-CREATE UNIQUE INDEX ON tablestore_data.oddint (pk, rk);
-INSERT INTO tablestore_data.oddint VALUES (1, 1, now(), '{"A": 1}');
-CREATE TABLE tablestore_data.oddtext (pk text, rk text, ts timestamptz, props jsonb);
-CREATE UNIQUE INDEX ON tablestore_data.oddtext (pk, rk);
-INSERT INTO tablestore_data.oddtext VALUES ('a', 'b', now(), '{"A": 1}');
-CREATE TABLE tablestore_data.oddpart (pk tablestore.key, rk tablestore.key, ts timestamptz, props jsonb) PARTITION BY LIST (pk);
-CREATE TABLE tablestore_data.oddpart_a PARTITION OF tablestore_data.oddpart FOR VALUES IN ('a');
-INSERT INTO tablestore_data.oddpart VALUES ('a', 'b', now(), '{"A": 1}');
-CREATE VIEW tablestore_data.oddview AS SELECT * FROM tablestore_data.alpha;
-SELECT tablestore.create_table(t) FROM unnest(ARRAY['Oddnull', 'Oddarray', 'Orphan', 'Renamed']) t;
-SELECT tablestore.insert_entity(t, '{"PartitionKey": "a", "RowKey": "b", "A": 1}') FROM unnest(ARRAY['Oddnull', 'Oddarray', 'Renamed']) t;
-SELECT tablestore.insert_entity(t, '{"PartitionKey": "a", "RowKey": "c", "A": 2}') FROM unnest(ARRAY['Oddnull', 'Oddarray']) t;
-ALTER TABLE tablestore_data.oddnull ALTER props DROP NOT NULL;
-UPDATE tablestore_data.oddnull SET props = NULL WHERE rk OPERATOR(tablestore.=) 'b';
-UPDATE tablestore_data.oddarray SET props = '[1, 2]' WHERE rk OPERATOR(tablestore.=) 'b';
-DROP TABLE tablestore_data.orphan;
-ALTER TABLE tablestore_data.renamed RENAME TO renamed2;
+-- with a clear error, never crash or read them.  Where the extension
+-- refuses to let one be made at all (an event trigger, a constraint), the
+-- step is skipped: that is the better outcome.
+SELECT pg_temp.fz_try(stmt) FROM unnest(ARRAY[
+	$s$CREATE TABLE tablestore_data.oddint (pk int8, rk int8, ts timestamptz, props jsonb)$s$,
+	$s$CREATE UNIQUE INDEX ON tablestore_data.oddint (pk, rk)$s$,
+	$s$INSERT INTO tablestore_data.oddint VALUES (1, 1, now(), '{"A": 1}')$s$,
+	$s$CREATE TABLE tablestore_data.oddtext (pk text, rk text, ts timestamptz, props jsonb)$s$,
+	$s$CREATE UNIQUE INDEX ON tablestore_data.oddtext (pk, rk)$s$,
+	$s$INSERT INTO tablestore_data.oddtext VALUES ('a', 'b', now(), '{"A": 1}')$s$,
+	$s$CREATE TABLE tablestore_data.oddpart (pk tablestore.key, rk tablestore.key, ts timestamptz, props jsonb) PARTITION BY LIST (pk)$s$,
+	$s$CREATE TABLE tablestore_data.oddpart_a PARTITION OF tablestore_data.oddpart FOR VALUES IN ('a')$s$,
+	$s$INSERT INTO tablestore_data.oddpart VALUES ('a', 'b', now(), '{"A": 1}')$s$,
+	$s$CREATE VIEW tablestore_data.oddview AS SELECT * FROM tablestore_data.alpha$s$,
+	$s$SELECT tablestore.create_table(t) FROM unnest(ARRAY['Oddnull', 'Oddarray', 'Orphan', 'Renamed']) t$s$,
+	$s$SELECT tablestore.insert_entity(t, '{"PartitionKey": "a", "RowKey": "b", "A": 1}') FROM unnest(ARRAY['Oddnull', 'Oddarray', 'Renamed']) t$s$,
+	$s$SELECT tablestore.insert_entity(t, '{"PartitionKey": "a", "RowKey": "c", "A": 2}') FROM unnest(ARRAY['Oddnull', 'Oddarray']) t$s$,
+	$s$ALTER TABLE tablestore_data.oddnull ALTER props DROP NOT NULL$s$,
+	$s$UPDATE tablestore_data.oddnull SET props = NULL WHERE rk OPERATOR(tablestore.=) 'b'$s$,
+	$s$UPDATE tablestore_data.oddarray SET props = '[1, 2]' WHERE rk OPERATOR(tablestore.=) 'b'$s$,
+	$s$DROP TABLE tablestore_data.orphan$s$,
+	$s$ALTER TABLE tablestore_data.renamed RENAME TO renamed2$s$]) WITH ORDINALITY u(stmt, o) ORDER BY o;
 
 GRANT SELECT, INSERT, UPDATE, DELETE ON tablestore_data.alpha, tablestore_data.beta,
-	tablestore_data.gamma, tablestore_data.policed, tablestore_data.oddint, tablestore_data.oddtext,
-	tablestore_data.oddpart, tablestore_data.oddview, tablestore_data.oddnull, tablestore_data.oddarray,
-	tablestore_data.renamed2 TO ts_fz_user;
+	tablestore_data.gamma, tablestore_data.policed TO ts_fz_user;
+SELECT pg_temp.fz_try(format('GRANT SELECT, INSERT, UPDATE, DELETE ON %s TO ts_fz_user', c.oid::regclass))
+FROM pg_class c WHERE c.relnamespace = 'tablestore_data'::regnamespace AND c.relkind IN ('r', 'p', 'v')
+	AND (c.relname LIKE 'odd%' OR c.relname = 'renamed2');
 RESET ROLE;
 
 -- value pools

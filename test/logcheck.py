@@ -10,11 +10,13 @@ Reports, and exits 1 if it finds any of:
   - a PANIC, or a failed assertion (TRAP: lines);
   - an internal error (SQLSTATE XX000, what elog(ERROR) raises) from
     tablestore: its LOCATION is one of the C files in SRC_DIR (default
-    src/), or the failing statement calls tablestore.
+    src/).
 
-XX000 errors raised by PostgreSQL's own code for statements that do not
-involve tablestore are listed but do not fail the check (random SQL reaches
-PostgreSQL's own rough edges too).  The log must have been written with
+XX000 errors raised by PostgreSQL's own code are listed but do not fail the
+check, those in statements calling a tablestore function separately for
+review: sqlsmith's random SQL meets PostgreSQL's own rough edges too (e.g.
+"invalid INTERVAL typmod" from timestamp.c), and failing on those would make
+the suite fail at random.  The log must have been written with
 log_error_verbosity = verbose, so that each error carries its SQLSTATE and
 location.  Long statements are clipped in the report.
 """
@@ -50,7 +52,7 @@ def main():
             else:
                 entries[-1] += "\n" + line
 
-    crashes, panics, ours_xx, other_xx = [], [], [], []
+    crashes, panics, ours_xx, near_xx, other_xx = [], [], [], [], []
     for i, e in enumerate(entries):
         body = prefix.sub("", e, count=1)
         if re.search(r"server process \(PID \d+\) was terminated by signal|was terminated by signal", body):
@@ -79,8 +81,10 @@ def main():
             m = re.search(r", (\S+\.c):\d+$", location)
             where = m.group(1) if m else ""
             item = "%s\n      at %s\n      statement: %s" % (clip(body.splitlines()[0]), location, clip(statement))
-            if where in ours or "tablestore" in statement.lower():
+            if where in ours:
                 ours_xx.append(item)
+            elif re.search(r"\btablestore\.[a-z_]+\s*\(", statement):
+                near_xx.append(item)
             else:
                 other_xx.append(item)
 
@@ -96,6 +100,8 @@ def main():
     show("backend crashes", crashes)
     show("PANICs / failed assertions", panics)
     show("internal errors (XX000) from tablestore", ours_xx)
+    show("internal errors (XX000) raised by PostgreSQL's code in statements that call tablestore "
+         "(review: random SQL meets PostgreSQL's own rough edges too), not counted", near_xx)
     show("internal errors (XX000) from PostgreSQL itself, not counted", other_xx)
     bad = len(crashes) + len(panics) + len(ours_xx)
     print("logcheck: %d crash(es), %d PANIC/assertion(s), %d XX000 from tablestore%s" % (
