@@ -155,7 +155,7 @@ parse_element(JsonbValue *elem, BatchOp *op)
 			slot = &if_match;
 		else
 			ts_ereport(ERROR, TS_InvalidInput,
-					   errmsg("batch operation has unrecognized member \"%s\"", key),
+					   errmsg("batch operation has unrecognized member \"%s\"", ts_clip(key, strlen(key))),
 					   errhint("A batch operation has the members \"op\", \"entity\" and \"if_match\"."));
 		tok = JsonbIteratorNext(&it, &v, true);
 		*slot = palloc(sizeof(JsonbValue));
@@ -171,8 +171,8 @@ parse_element(JsonbValue *elem, BatchOp *op)
 			break;
 	if (k == (int) lengthof(op_names))
 		ts_ereport(ERROR, TS_InvalidInput,
-				   errmsg("unrecognized batch operation \"%.*s\"",
-						  opname->val.string.len, opname->val.string.val),
+				   errmsg("unrecognized batch operation \"%s\"",
+						  ts_clip(opname->val.string.val, opname->val.string.len)),
 				   errhint("The operations are insert, update, merge, insert_or_replace, insert_or_merge, delete and retrieve."));
 	op->kind = op_names[k].kind;
 
@@ -419,18 +419,14 @@ execute_batch(PG_FUNCTION_ARGS)
 	results = palloc0(sizeof(TsOpResult) * nops);
 	read_only = (nops == 1 && batch[0].kind == TS_OP_RETRIEVE);
 
-	relid = ts_table_open(table, read_only ? AccessShareLock : RowExclusiveLock, &relname);
+	/* a role that may not write the table may not lock it or its partitions */
+	relid = ts_table_open(table, read_only ? ACL_SELECT : ACL_INSERT | ACL_UPDATE | ACL_DELETE,
+						  read_only ? AccessShareLock : RowExclusiveLock, &relname, NULL);
 	if (!read_only)
-	{
-		/* a role that may not write the table may not hold its partitions up */
-		if (pg_class_aclmask(relid, GetUserId(), ACL_INSERT | ACL_UPDATE | ACL_DELETE,
-							 ACLMASK_ANY) == 0)
-			aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, relname);
 		lock_partition(relid, batch[0].entity->partition_key);
-	}
 
 	SPI_connect();
-	plans = ts_get_plans(relname);
+	plans = ts_get_plans(relid, relname);
 
 	/* run the operations in a subtransaction of their own */
 	run.plans = plans;
@@ -449,6 +445,7 @@ execute_batch(PG_FUNCTION_ARGS)
 
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, &value, &isnull);
 	}
+	ts_release_plans(plans);
 	SPI_finish();
 	return (Datum) 0;
 }

@@ -118,7 +118,7 @@ ts_parse_datetime(const char *s, int len, int64 *ticks)
 			break;
 	}
 	ts_ereport(ERROR, TS_OutOfRangeInput,
-			   errmsg("DateTime value \"%.*s\" is out of range", len, s),
+			   errmsg("DateTime value \"%s\" is out of range", ts_clip(s, len)),
 			   errhint("DateTime values lie between 1601-01-01T00:00:00Z and 9999-12-31T23:59:59.9999999Z."));
 	return false;				/* keep the compiler quiet */
 }

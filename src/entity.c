@@ -53,9 +53,36 @@ typedef struct Member
 	JsonbValue	value;
 } Member;
 
+/* Whether a character is forbidden in keys. */
+static inline bool
+key_char_forbidden(pg_wchar c)
+{
+	return c == '/' || c == '\\' || c == '#' || c == '?' ||
+		c <= 0x1F || (c >= 0x7F && c <= 0x9F);
+}
+
 /*
- * ts_validate_key: check a PartitionKey or RowKey value: no forbidden
- * characters, at most 512 UTF-16 code units.
+ * ts_key_is_valid: whether a value may be a PartitionKey or RowKey: no
+ * forbidden characters, at most 512 UTF-16 code units.
+ */
+bool
+ts_key_is_valid(const char *s, int len)
+{
+	const unsigned char *p = (const unsigned char *) s;
+	const unsigned char *end = p + len;
+
+	while (p < end)
+	{
+		if (key_char_forbidden(utf8_to_unicode(p)))
+			return false;
+		p += pg_utf_mblen(p);
+	}
+	return ts_utf16_length(s, len) <= TS_MAX_KEY_UTF16;
+}
+
+/*
+ * ts_validate_key: check a PartitionKey or RowKey value as ts_key_is_valid
+ * does, with the service's error for each way it can be wrong.
  */
 void
 ts_validate_key(const char *name, const char *s, int len)
@@ -65,10 +92,7 @@ ts_validate_key(const char *name, const char *s, int len)
 
 	while (p < end)
 	{
-		pg_wchar	c = utf8_to_unicode(p);
-
-		if (c == '/' || c == '\\' || c == '#' || c == '?' ||
-			c <= 0x1F || (c >= 0x7F && c <= 0x9F))
+		if (key_char_forbidden(utf8_to_unicode(p)))
 			ts_ereport(ERROR, TS_OutOfRangeInput,
 					   errmsg("%s contains a forbidden character", name),
 					   errhint("Keys cannot contain /, \\, #, ?, or control characters U+0000 to U+001F and U+007F to U+009F."));
@@ -203,9 +227,9 @@ static void
 invalid_value(const Member *m, TsEdmType type)
 {
 	ts_ereport(ERROR, TS_InvalidInput,
-			   errmsg("invalid %s value \"%s\" for property \"%.*s\"",
+			   errmsg("invalid %s value \"%s\" for property \"%s\"",
 					  edm_type_names[type], value_text_for_error(&m->value),
-					  m->namelen, m->name));
+					  ts_clip(m->name, m->namelen)));
 }
 
 /*
@@ -284,6 +308,41 @@ push_double(JsonbParseState **st, double d)
 }
 
 /*
+ * Whether s has the lexical form of a decimal number, as the service writes
+ * an Edm.Double: [+-]digits[.digits][(e|E)[+-]digits] (or .digits).  strtod
+ * alone would also take hexadecimal floats, "inf", "nan" and leading blanks.
+ */
+static bool
+is_decimal_lexical(const char *s)
+{
+	int			digits = 0;
+
+	if (*s == '+' || *s == '-')
+		s++;
+	while (isdigit((unsigned char) *s))
+		s++, digits++;
+	if (*s == '.')
+	{
+		s++;
+		while (isdigit((unsigned char) *s))
+			s++, digits++;
+	}
+	if (digits == 0)
+		return false;
+	if (*s == 'e' || *s == 'E')
+	{
+		s++;
+		if (*s == '+' || *s == '-')
+			s++;
+		if (!isdigit((unsigned char) *s))
+			return false;
+		while (isdigit((unsigned char) *s))
+			s++;
+	}
+	return *s == '\0';
+}
+
+/*
  * Parse a Double given as JSON: a number, or (annotated) a string holding a
  * number or NaN/Infinity/-Infinity.
  */
@@ -317,8 +376,8 @@ parse_double_value(const JsonbValue *v, double *d)
 	else
 		return false;
 
-	if (*s == '\0' || isspace((unsigned char) *s))
-		return false;
+	if (!is_decimal_lexical(s))
+		return false;			/* hex floats, blanks, inf and nan spellings */
 	errno = 0;
 	*d = strtod(s, &end);
 	if (*end != '\0' || isnan(*d) || isinf(*d))
@@ -366,9 +425,9 @@ push_property(JsonbParseState **st, const Member *m, const Member *annotation)
 
 	if (v->type == jbvBinary)
 		ts_ereport(ERROR, TS_InvalidInput,
-				   errmsg("property \"%.*s\" has a nested object or array value", m->namelen, m->name),
-				   errhint("Property values are strings, numbers, Booleans, or typed strings with a \"%.*s@odata.type\" annotation.",
-						   m->namelen, m->name));
+				   errmsg("property \"%s\" has a nested object or array value", ts_clip(m->name, m->namelen)),
+				   errhint("Property values are strings, numbers, Booleans, or typed strings with a \"%s@odata.type\" annotation.",
+						   ts_clip(m->name, m->namelen)));
 
 	/* The type: from the annotation, else inferred from the JSON. */
 	if (annotation != NULL)
@@ -378,15 +437,15 @@ push_property(JsonbParseState **st, const Member *m, const Member *annotation)
 
 		if (a->type != jbvString)
 			ts_ereport(ERROR, TS_InvalidInput,
-					   errmsg("annotation \"%.*s\" is not a string", annotation->namelen, annotation->name));
+					   errmsg("annotation \"%s\" is not a string", ts_clip(annotation->name, annotation->namelen)));
 		for (t = 0; t < (int) lengthof(edm_type_names); t++)
 			if ((int) strlen(edm_type_names[t]) == a->val.string.len &&
 				memcmp(edm_type_names[t], a->val.string.val, a->val.string.len) == 0)
 				break;
 		if (t == (int) lengthof(edm_type_names))
 			ts_ereport(ERROR, TS_InvalidInput,
-					   errmsg("unrecognized type \"%.*s\" for property \"%.*s\"",
-							  a->val.string.len, a->val.string.val, m->namelen, m->name),
+					   errmsg("unrecognized type \"%s\" for property \"%s\"",
+							  ts_clip(a->val.string.val, a->val.string.len), ts_clip(m->name, m->namelen)),
 					   errhint("The types are Edm.String, Edm.Int32, Edm.Int64, Edm.Double, Edm.Boolean, Edm.DateTime, Edm.Guid and Edm.Binary."));
 		type = (TsEdmType) t;
 	}
@@ -411,8 +470,8 @@ push_property(JsonbParseState **st, const Member *m, const Member *annotation)
 			len = ts_utf16_length(v->val.string.val, v->val.string.len);
 			if (len > TS_MAX_STRING_UTF16)
 				ts_ereport(ERROR, TS_PropertyValueTooLarge,
-						   errmsg("value of property \"%.*s\" is longer than %d UTF-16 code units",
-								  m->namelen, m->name, TS_MAX_STRING_UTF16));
+						   errmsg("value of property \"%s\" is longer than %d UTF-16 code units",
+								  ts_clip(m->name, m->namelen), TS_MAX_STRING_UTF16));
 			pushJsonbValue(st, WJB_VALUE, (JsonbValue *) v);
 			break;
 
@@ -498,8 +557,8 @@ push_property(JsonbParseState **st, const Member *m, const Member *annotation)
 					invalid_value(m, type);
 				if (nbytes > TS_MAX_BINARY_BYTES)
 					ts_ereport(ERROR, TS_PropertyValueTooLarge,
-							   errmsg("value of property \"%.*s\" is longer than %d bytes",
-									  m->namelen, m->name, TS_MAX_BINARY_BYTES));
+							   errmsg("value of property \"%s\" is longer than %d bytes",
+									  ts_clip(m->name, m->namelen), TS_MAX_BINARY_BYTES));
 				/* decode and encode again, so that the stored form is canonical */
 				raw = palloc(pg_b64_dec_len(v->val.string.len) + 1);
 				nbytes = pg_b64_decode(v->val.string.val, v->val.string.len, raw,
@@ -536,7 +595,7 @@ check_property_name(const Member *m)
 						  pg_mbcliplen(m->name, m->namelen, 40), m->name, TS_MAX_NAME_CHARS));
 	if (!ts_is_valid_property_name(m->name, m->namelen))
 		ts_ereport(ERROR, TS_PropertyNameInvalid,
-				   errmsg("property name \"%.*s\" is invalid", m->namelen, m->name),
+				   errmsg("property name \"%s\" is invalid", ts_clip(m->name, m->namelen)),
 				   errhint("A property name starts with a letter or underscore, followed by letters, digits or underscores."));
 }
 
@@ -598,7 +657,7 @@ canonical_properties(Member *members, int n, int *nprops, int64 *size)
 		if (a->name != NULL && is_annotation(a->name, a->namelen) &&
 			a->value.type != jbvString)
 			ts_ereport(ERROR, TS_InvalidInput,
-					   errmsg("annotation \"%.*s\" is not a string", a->namelen, a->name));
+					   errmsg("annotation \"%s\" is not a string", ts_clip(a->name, a->namelen)));
 	}
 
 	res = pushJsonbValue(&st, WJB_END_OBJECT, NULL);
@@ -779,10 +838,20 @@ ts_parse_select_list(const char *select_list)
 			end--;
 		if (end == start)
 			ts_ereport(ERROR, TS_InvalidInput,
-					   errmsg("select list \"%s\" contains an empty name", select_list));
+					   errmsg("select list \"%s\" contains an empty name",
+							  ts_clip(select_list, strlen(select_list))));
 		if (!ts_is_valid_property_name(start, end - start))
 			ts_ereport(ERROR, TS_InvalidInput,
-					   errmsg("select list names invalid property \"%.*s\"", (int) (end - start), start));
+					   errmsg("select list names invalid property \"%s\"", ts_clip(start, end - start)));
+		if (ts_utf16_length(start, end - start) > TS_MAX_NAME_CHARS)
+			ts_ereport(ERROR, TS_InvalidInput,
+					   errmsg("select list names property \"%s\", longer than %d characters",
+							  ts_clip(start, end - start), TS_MAX_NAME_CHARS));
+		if (list_length(names) == TS_MAX_SELECT)
+			ts_ereport(ERROR, TS_InvalidInput,
+					   errmsg("select list names more than %d properties", TS_MAX_SELECT),
+					   errhint("An entity has at most %d custom properties and three system properties.",
+							   TS_MAX_PROPERTIES));
 		names = lappend(names, pnstrdup(start, end - start));
 		if (*p == '\0')
 			break;
@@ -846,6 +915,7 @@ output_all(text *pk, text *rk, TimestampTz ts, Jsonb *props)
 	JsonbIteratorToken tok;
 	JsonbValue	v;
 	bool		skip = false;
+	bool		nested = false;
 
 	/* the system properties in jsonb key order (by length, then bytes) */
 	set_pair(&sys[nsys++], "RowKey", 6, VARDATA_ANY(rk), VARSIZE_ANY_EXHDR(rk), 0);
@@ -875,13 +945,34 @@ output_all(text *pk, text *rk, TimestampTz ts, Jsonb *props)
 			pairs[n].order = n;
 		}
 		else if (tok == WJB_VALUE && !skip)
+		{
+			nested |= (v.type == jbvBinary);
 			pairs[n++].value = v;
+		}
 	}
 	while (isys < nsys)
 	{
 		pairs[n] = sys[isys++];
 		pairs[n].order = n;
 		n++;
+	}
+
+	/*
+	 * A nested object or array (never in the stored form, but plain SQL can
+	 * store one) cannot be serialized from an in-memory object: build the
+	 * entity pair by pair instead, which unpacks it.
+	 */
+	if (nested)
+	{
+		JsonbParseState *st = NULL;
+
+		pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+		for (int i = 0; i < n; i++)
+		{
+			pushJsonbValue(&st, WJB_KEY, &pairs[i].key);
+			pushJsonbValue(&st, WJB_VALUE, &pairs[i].value);
+		}
+		return pushJsonbValue(&st, WJB_END_OBJECT, NULL);
 	}
 
 	obj->type = jbvObject;

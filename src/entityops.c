@@ -38,15 +38,21 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
+#include "utils/inval.h"
 #include "utils/memutils.h"
 #include "utils/resowner.h"
+#include "utils/rls.h"
+#include "utils/snapmgr.h"
 
 #include "tablestore.h"
 
 /* Prepared statements of one entity relation. */
 struct RelPlans
 {
-	char		relname[NAMEDATALEN];	/* hash key */
+	Oid			relid;			/* hash key: the entity relation */
+	bool		stale;			/* the relation changed or was dropped */
+	int			pins;			/* calls using the plans now */
+	uint64		last_used;		/* for eviction of the least recently used */
 	SPIPlanPtr	get;			/* (pk, rk) -> ts, props */
 	SPIPlanPtr	insert;			/* (pk, rk, ts, props) */
 	SPIPlanPtr	replace;		/* (pk, rk, clock, props, etag ts or NULL) -> ts, props */
@@ -55,7 +61,19 @@ struct RelPlans
 	SPIPlanPtr	delete_if;		/* (pk, rk, ts) */
 };
 
+/*
+ * The plan cache: at most PLAN_CACHE_SIZE relations' statements per backend
+ * (~80 kB each), the least recently used evicted first.  An entry is marked
+ * stale when its relation's relcache entry is invalidated (ALTER, DROP,
+ * ANALYZE, ...) and freed at the next lookup unless a call still uses it, so
+ * that no dropped relation keeps its statements.  Pins are released at the
+ * end of each call and, after an error, at the end of the transaction.
+ */
+#define PLAN_CACHE_SIZE		64
+
 static HTAB *plan_cache = NULL;
+static uint64 plan_clock = 0;
+static bool plan_cache_has_stale = false;
 
 /* The largest number of rounds an upsert makes before giving up. */
 #define UPSERT_MAX_ROUNDS	100
@@ -84,12 +102,104 @@ prepare(const char *sql, int nargs, Oid *argtypes)
 	return plan;
 }
 
+/* Free the statements of an entry and remove it. */
+static void
+plans_remove(RelPlans *p)
+{
+	SPIPlanPtr *plans[6] = {&p->get, &p->insert, &p->replace, &p->merge, &p->delete_any, &p->delete_if};
+	Oid			relid = p->relid;
+
+	for (int i = 0; i < (int) lengthof(plans); i++)
+		if (*plans[i] != NULL)
+			SPI_freeplan(*plans[i]);
+	hash_search(plan_cache, &relid, HASH_REMOVE, NULL);
+}
+
 /*
- * ts_get_plans: the prepared statements of an entity relation; call inside
+ * Relcache invalidation callback: mark the statements of the relation (of
+ * every relation, for InvalidOid) stale.  Nothing is freed here: an
+ * invalidation can arrive while the statements run.
+ */
+static void
+plans_invalidate(Datum arg, Oid relid)
+{
+	HASH_SEQ_STATUS seq;
+	RelPlans   *p;
+
+	if (plan_cache == NULL)
+		return;
+	if (OidIsValid(relid))
+	{
+		p = hash_search(plan_cache, &relid, HASH_FIND, NULL);
+		if (p != NULL)
+			p->stale = plan_cache_has_stale = true;
+		return;
+	}
+	hash_seq_init(&seq, plan_cache);
+	while ((p = hash_seq_search(&seq)) != NULL)
+		p->stale = plan_cache_has_stale = true;
+}
+
+/* At the end of a transaction no call uses any statements. */
+static void
+plans_xact_callback(XactEvent event, void *arg)
+{
+	HASH_SEQ_STATUS seq;
+	RelPlans   *p;
+
+	if (plan_cache == NULL || (event != XACT_EVENT_ABORT && event != XACT_EVENT_PARALLEL_ABORT &&
+							   event != XACT_EVENT_COMMIT && event != XACT_EVENT_PARALLEL_COMMIT &&
+							   event != XACT_EVENT_PREPARE))
+		return;
+	hash_seq_init(&seq, plan_cache);
+	while ((p = hash_seq_search(&seq)) != NULL)
+		p->pins = 0;
+}
+
+/*
+ * Free the stale entries no call uses and, if the cache is full, the least
+ * recently used unused one.
+ */
+static void
+plans_sweep(void)
+{
+	HASH_SEQ_STATUS seq;
+	RelPlans   *p;
+	RelPlans   *lru = NULL;
+	List	   *doomed = NIL;
+	ListCell   *lc;
+
+	if (!plan_cache_has_stale && hash_get_num_entries(plan_cache) < PLAN_CACHE_SIZE)
+		return;
+	plan_cache_has_stale = false;
+	hash_seq_init(&seq, plan_cache);
+	while ((p = hash_seq_search(&seq)) != NULL)
+	{
+		if (p->pins > 0)
+		{
+			if (p->stale)
+				plan_cache_has_stale = true;	/* try again later */
+			continue;
+		}
+		if (p->stale)
+			doomed = lappend(doomed, p);
+		else if (lru == NULL || p->last_used < lru->last_used)
+			lru = p;
+	}
+	if (hash_get_num_entries(plan_cache) - list_length(doomed) >= PLAN_CACHE_SIZE && lru != NULL)
+		doomed = lappend(doomed, lru);
+	foreach(lc, doomed)
+		plans_remove(lfirst(lc));
+	list_free(doomed);
+}
+
+/*
+ * ts_get_plans: the prepared statements of an entity relation, pinned until
+ * ts_release_plans (or the end of the transaction); call inside
  * SPI_connect.
  */
 RelPlans *
-ts_get_plans(const char *relname)
+ts_get_plans(Oid relid, const char *relname)
 {
 	RelPlans   *p;
 	bool		found;
@@ -98,44 +208,62 @@ ts_get_plans(const char *relname)
 	{
 		HASHCTL		ctl;
 
-		ctl.keysize = NAMEDATALEN;
+		ctl.keysize = sizeof(Oid);
 		ctl.entrysize = sizeof(RelPlans);
 		ctl.hcxt = AllocSetContextCreate(TopMemoryContext, "tablestore plan cache",
 										 ALLOCSET_DEFAULT_SIZES);
-		plan_cache = hash_create("tablestore plan cache", 64, &ctl,
-								 HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
+		plan_cache = hash_create("tablestore plan cache", PLAN_CACHE_SIZE, &ctl,
+								 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		CacheRegisterRelcacheCallback(plans_invalidate, (Datum) 0);
+		RegisterXactCallback(plans_xact_callback, NULL);
 	}
+	plans_sweep();
 
-	p = hash_search(plan_cache, relname, HASH_ENTER, &found);
+	p = hash_search(plan_cache, &relid, HASH_ENTER, &found);
 	if (!found)
 	{
 		const char *rel = quote_qualified_identifier(TS_DATA_SCHEMA, relname);
 		Oid			types[6] = {TEXTOID, TEXTOID, TIMESTAMPTZOID, JSONBOID, TIMESTAMPTZOID, TEXTARRAYOID};
 
-		/* leave no half-made entry behind if preparing fails */
+		memset((char *) p + sizeof(Oid), 0, sizeof(RelPlans) - sizeof(Oid));
+
+		/*
+		 * leave no half-made entry behind if preparing fails; ONLY: an
+		 * inheritance child is not part of the table
+		 */
 		PG_TRY();
 		{
-			p->get = prepare(psprintf("SELECT ts, props FROM %s WHERE " KEY_MATCH, rel), 2, types);
+			p->get = prepare(psprintf("SELECT ts, props FROM ONLY %s WHERE " KEY_MATCH, rel), 2, types);
 			p->insert = prepare(psprintf("INSERT INTO %s (pk, rk, ts, props) VALUES ($1, $2, $3, $4)",
 										 rel), 4, types);
-			p->replace = prepare(psprintf("UPDATE %s SET ts = " NEXT_TS ", props = $4 WHERE " KEY_MATCH
+			p->replace = prepare(psprintf("UPDATE ONLY %s SET ts = " NEXT_TS ", props = $4 WHERE " KEY_MATCH
 										  " AND " ETAG_MATCH " RETURNING ts, props", rel), 5, types);
-			p->merge = prepare(psprintf("UPDATE %s SET ts = " NEXT_TS ", "
+			p->merge = prepare(psprintf("UPDATE ONLY %s SET ts = " NEXT_TS ", "
 										"props = (props OPERATOR(pg_catalog.-) $6) OPERATOR(pg_catalog.||) $4 "
 										"WHERE " KEY_MATCH " AND " ETAG_MATCH " RETURNING ts, props", rel),
 							   6, types);
-			p->delete_any = prepare(psprintf("DELETE FROM %s WHERE " KEY_MATCH, rel), 2, types);
-			p->delete_if = prepare(psprintf("DELETE FROM %s WHERE " KEY_MATCH
+			p->delete_any = prepare(psprintf("DELETE FROM ONLY %s WHERE " KEY_MATCH, rel), 2, types);
+			p->delete_if = prepare(psprintf("DELETE FROM ONLY %s WHERE " KEY_MATCH
 											" AND ts OPERATOR(pg_catalog.=) $3", rel), 3, types);
 		}
 		PG_CATCH();
 		{
-			hash_search(plan_cache, relname, HASH_REMOVE, NULL);
+			plans_remove(p);
 			PG_RE_THROW();
 		}
 		PG_END_TRY();
 	}
+	p->pins++;
+	p->last_used = ++plan_clock;
 	return p;
+}
+
+/* ts_release_plans: unpin the statements of ts_get_plans. */
+void
+ts_release_plans(RelPlans *plans)
+{
+	if (plans->pins > 0)
+		plans->pins--;
 }
 
 /* A stored entity as read back. */
@@ -145,6 +273,21 @@ typedef struct StoredEntity
 	TimestampTz ts;
 	Jsonb	   *props;			/* in the SPI context */
 } StoredEntity;
+
+/*
+ * Check the props a statement read or wrote: a JSON object.  A row stored
+ * with plain SQL in a relation without tablestore's CHECK constraints could
+ * hold anything; a merge into such a row would lose the merged properties.
+ */
+static void
+check_returned_props(Jsonb *props)
+{
+	if (!JB_ROOT_IS_OBJECT(props) || JB_ROOT_IS_SCALAR(props))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("entity relation holds a row with props that are not a JSON object"),
+				 errhint("Find the row with SQL and correct or delete it.")));
+}
 
 /*
  * Read the entity (pk, rk) with plan (get or lock).
@@ -168,6 +311,7 @@ read_entity(SPIPlanPtr plan, text *pk, text *rk, bool read_only)
 		r.found = true;
 		r.ts = DatumGetTimestampTz(SPI_getbinval(tup, desc, 1, &isnull));
 		r.props = DatumGetJsonbP(SPI_getbinval(tup, desc, 2, &isnull));
+		check_returned_props(r.props);
 	}
 	return r;
 }
@@ -185,6 +329,12 @@ write_entity(SPIPlanPtr plan, text *pk, text *rk, TimestampTz ts, Jsonb *props)
 
 	if (ret != SPI_OK_INSERT && ret != SPI_OK_UPDATE)
 		elog(ERROR, "could not write entity: %s", SPI_result_code_string(ret));
+	if (SPI_processed != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_TRIGGERED_ACTION_EXCEPTION),
+				 errmsg("entity (\"%s\", \"%s\") was not stored", ts_clip_text(pk), ts_clip_text(rk)),
+				 errdetail("A trigger of the entity relation skipped the write."),
+				 errhint("An entity relation's BEFORE triggers must return the row.")));
 	return SPI_processed;
 }
 
@@ -215,7 +365,7 @@ insert_one(RelPlans *plans, text *pk, text *rk, TimestampTz ts, Jsonb *props)
 		FlushErrorState();
 		ts_ereport(ERROR, TS_EntityAlreadyExists,
 				   errmsg("entity (\"%s\", \"%s\") already exists",
-						  text_to_cstring(pk), text_to_cstring(rk)));
+						  ts_clip_text(pk), ts_clip_text(rk)));
 	}
 	PG_END_TRY();
 }
@@ -294,6 +444,25 @@ try_insert(RelPlans *plans, text *pk, text *rk, TimestampTz ts, Jsonb *props)
 }
 
 /*
+ * After an upsert's insert found its key taken: whether the key exists but
+ * row-level security hides it from the caller's update (rather than a
+ * concurrent session having inserted it).  Under REPEATABLE READ and
+ * SERIALIZABLE the update saw what the transaction's snapshot sees, so the
+ * key is hidden if that snapshot sees it; under READ COMMITTED each
+ * statement sees the latest committed rows, so the key is hidden if it
+ * exists and the update of a second round did not find it either.
+ */
+static bool
+key_hidden(Oid relid, text *pk, text *rk, int round)
+{
+	if (check_enable_rls(relid, InvalidOid, true) != RLS_ENABLED)
+		return false;
+	if (IsolationUsesXactSnapshot())
+		return ts_key_exists_raw(relid, pk, rk, GetTransactionSnapshot());
+	return round > 0 && ts_key_exists_raw(relid, pk, rk, GetLatestSnapshot());
+}
+
+/*
  * ts_parse_if_match: parse an If-Match value: "*" (any version: returns
  * false) or an ETag (returns true with its ticks).
  */
@@ -308,7 +477,7 @@ ts_parse_if_match(const char *s, int64 *ticks)
 		return false;
 	if (!ts_parse_etag(s, ticks))
 		ts_ereport(ERROR, TS_InvalidInput,
-				   errmsg("ETag value \"%s\" is not valid", s),
+				   errmsg("ETag value \"%s\" is not valid", ts_clip(s, strlen(s))),
 				   errhint("ETags look like W/\"datetime'2024-01-01T00%%3A00%%3A00.123456Z'\"; use the odata.etag of an entity, or '*'."));
 	return true;
 }
@@ -317,7 +486,7 @@ static void
 entity_not_found(text *pk, text *rk)
 {
 	ts_ereport(ERROR, TS_ResourceNotFound,
-			   errmsg("entity (\"%s\", \"%s\") does not exist", text_to_cstring(pk), text_to_cstring(rk)));
+			   errmsg("entity (\"%s\", \"%s\") does not exist", ts_clip_text(pk), ts_clip_text(rk)));
 }
 
 /*
@@ -331,7 +500,7 @@ check_condition(const StoredEntity *old, bool conditional, int64 ticks, text *pk
 	if (conditional && ts_timestamptz_to_ticks(old->ts) != ticks)
 		ts_ereport(ERROR, TS_UpdateConditionNotSatisfied,
 				   errmsg("entity (\"%s\", \"%s\") does not match the ETag of if_match",
-						  text_to_cstring(pk), text_to_cstring(rk)),
+						  ts_clip_text(pk), ts_clip_text(rk)),
 				   errhint("The entity has changed since that ETag was read; read it again."));
 }
 
@@ -401,6 +570,7 @@ update_one(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional, int64 
 		return false;
 	result->ts = DatumGetTimestampTz(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	result->props = DatumGetJsonbP(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	check_returned_props(result->props);
 
 	/* a merge can take the entity over the limits; the error undoes it */
 	if (merge)
@@ -445,7 +615,7 @@ delete_one(RelPlans *plans, text *pk, text *rk, bool conditional, int64 ticks)
 		if (round == UPSERT_MAX_ROUNDS)
 			ts_ereport(ERROR, TS_UpdateConditionNotSatisfied,
 					   errmsg("entity (\"%s\", \"%s\") changed while it was being deleted",
-							  text_to_cstring(pk), text_to_cstring(rk)));
+							  ts_clip_text(pk), ts_clip_text(rk)));
 		CHECK_FOR_INTERRUPTS();
 	}
 }
@@ -492,7 +662,7 @@ ts_apply_op(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional, int64
 				if (round == UPSERT_MAX_ROUNDS)
 					ts_ereport(ERROR, TS_UpdateConditionNotSatisfied,
 							   errmsg("entity (\"%s\", \"%s\") changed while it was being written",
-									  text_to_cstring(pk), text_to_cstring(rk)));
+									  ts_clip_text(pk), ts_clip_text(rk)));
 				CHECK_FOR_INTERRUPTS();
 			}
 			break;
@@ -504,9 +674,14 @@ ts_apply_op(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional, int64
 			 * Change the entity if it exists, insert it if not.  If another
 			 * session inserts the key between our update and our insert, the
 			 * insert fails (after waiting for that session) and is rolled
-			 * back, and we go round again and update that session's row.
+			 * back, and we go round again and update that session's row
+			 * (READ COMMITTED: the next statement sees it).  Under REPEATABLE
+			 * READ or SERIALIZABLE our snapshot never will: that is a
+			 * serialization failure, for the caller to retry.  A key that
+			 * exists but that row-level security hides from the caller can
+			 * be neither updated nor inserted.
 			 */
-			for (round = 0; round < UPSERT_MAX_ROUNDS; round++)
+			for (round = 0;; round++)
 			{
 				if (update_one(plans, kind, e, false, 0, result))
 					break;
@@ -514,10 +689,24 @@ ts_apply_op(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional, int64
 				result->props = e->props;
 				if (try_insert(plans, pk, rk, result->ts, e->props))
 					break;
+				if (key_hidden(plans->relid, pk, rk, round))
+					ts_ereport(ERROR, TS_EntityAlreadyExists,
+							   errmsg("entity (\"%s\", \"%s\") exists but row-level security does not let the caller change it",
+									  ts_clip_text(pk), ts_clip_text(rk)));
+				if (IsolationUsesXactSnapshot())
+					ereport(ERROR,
+							(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+							 errmsg("could not serialize access due to a concurrent insert of entity (\"%s\", \"%s\")",
+									ts_clip_text(pk), ts_clip_text(rk)),
+							 errhint("Retry the transaction.")));
+				if (round == UPSERT_MAX_ROUNDS)
+					ereport(ERROR,
+							(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+							 errmsg("could not write entity (\"%s\", \"%s\") because of concurrent inserts and deletes of its key",
+									ts_clip_text(pk), ts_clip_text(rk)),
+							 errhint("Retry the operation.")));
 				CHECK_FOR_INTERRUPTS();
 			}
-			if (round == UPSERT_MAX_ROUNDS)
-				elog(ERROR, "upsert of entity did not settle after %d rounds", UPSERT_MAX_ROUNDS);
 			break;
 
 		case TS_OP_DELETE:
@@ -536,6 +725,32 @@ ts_apply_op(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional, int64
 }
 
 /*
+ * ts_op_privileges: the privileges on the entity relation of which an
+ * operation needs at least one (it needs them all; the statements check
+ * that): a role with none may not even lock the relation.
+ */
+AclMode
+ts_op_privileges(TsOpKind kind)
+{
+	switch (kind)
+	{
+		case TS_OP_INSERT:
+			return ACL_INSERT;
+		case TS_OP_UPDATE:
+		case TS_OP_MERGE:
+			return ACL_UPDATE;
+		case TS_OP_INSERT_OR_REPLACE:
+		case TS_OP_INSERT_OR_MERGE:
+			return ACL_INSERT | ACL_UPDATE;
+		case TS_OP_DELETE:
+			return ACL_DELETE;
+		case TS_OP_RETRIEVE:
+			return ACL_SELECT;
+	}
+	return ACL_SELECT;			/* keep the compiler quiet */
+}
+
+/*
  * The body of the SQL functions: run one operation on the table named by
  * argument 0 and return the entity as now stored (NULL after a delete).
  */
@@ -545,12 +760,17 @@ run_single(text *table, TsOpKind kind, TsEntity *e, bool conditional, int64 tick
 {
 	MemoryContext callerctx = CurrentMemoryContext;
 	char	   *relname;
+	Oid			relid;
 	TsOpResult	r;
 	Jsonb	   *result = NULL;
+	RelPlans   *plans;
 
-	ts_table_open(table, kind == TS_OP_RETRIEVE ? AccessShareLock : RowExclusiveLock, &relname);
+	relid = ts_table_open(table, ts_op_privileges(kind),
+						  kind == TS_OP_RETRIEVE ? AccessShareLock : RowExclusiveLock, &relname, NULL);
 	SPI_connect();
-	ts_apply_op(ts_get_plans(relname), kind, e, conditional, ticks, &r);
+	plans = ts_get_plans(relid, relname);
+	ts_apply_op(plans, kind, e, conditional, ticks, &r);
+	ts_release_plans(plans);
 
 	/* build the result where it outlives SPI_finish */
 	MemoryContextSwitchTo(callerctx);

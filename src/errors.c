@@ -16,6 +16,7 @@
 #include "postgres.h"
 
 #include "funcapi.h"
+#include "mb/pg_wchar.h"
 #include "utils/builtins.h"
 
 #include "tablestore.h"
@@ -145,4 +146,27 @@ error_codes(PG_FUNCTION_ARGS)
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;
+}
+
+/*
+ * ts_clip: a caller's value as an error message echoes it: at most
+ * TS_ECHO_LIMIT bytes (whole characters), "..." marking a cut, so that no
+ * error or log line grows with the input.
+ */
+char *
+ts_clip(const char *s, int len)
+{
+	int			cut;
+
+	if (len <= TS_ECHO_LIMIT)
+		return pnstrdup(s, len);
+	cut = pg_mbcliplen(s, len, TS_ECHO_LIMIT);
+	return psprintf("%.*s...", cut, s);
+}
+
+/* ts_clip of a text value. */
+char *
+ts_clip_text(const text *t)
+{
+	return ts_clip(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
 }

@@ -15,8 +15,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* At most this many comparisons in one filter (the service's limit). */
+/*
+ * At most this many comparisons in one filter (the service's limit); the
+ * constants true and false count as comparisons, so that every leaf of the
+ * tree is bounded.
+ */
 #define FILTER_MAX_COMPARISONS	15
+/*
+ * At most this many nodes (comparisons, constants, and, or, not) in one
+ * filter, so that the work and memory of every walk of the tree is bounded.
+ */
+#define FILTER_MAX_NODES		100
 /* Parentheses and "not" nest at most this deep. */
 #define FILTER_MAX_DEPTH		64
 

@@ -92,6 +92,11 @@ put_literal(Out *o, const FilterLiteral *l)
 	}
 }
 
+/*
+ * Write node n.  Recursive: the parser bounds every tree to
+ * FILTER_MAX_NODES nodes, so the depth is bounded too (this file has no
+ * PostgreSQL headers and cannot call check_stack_depth).
+ */
 static void
 put_node(Out *o, const FilterNode *n)
 {

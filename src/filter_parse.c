@@ -68,6 +68,7 @@ typedef struct Parser
 	const FilterAllocator *alloc;
 	FilterError *err;
 	int			ncompare;
+	int			nnodes;
 	int			depth;
 	bool		failed;
 } Parser;
@@ -440,6 +441,19 @@ comparison_op(const Parser *p, const Token *t, FilterOp *op)
 	return false;
 }
 
+/*
+ * Count a node of the tree against FILTER_MAX_NODES; false (with the
+ * error) if there are too many.
+ */
+static bool
+count_node(Parser *p, size_t at)
+{
+	if (++p->nnodes > FILTER_MAX_NODES)
+		return fail(p, FERR_TOO_MANY, at, "a filter has at most %d operators and operands",
+					FILTER_MAX_NODES);
+	return true;
+}
+
 /* An operand: a property or a literal (true/false count as literals). */
 typedef struct Operand
 {
@@ -499,6 +513,8 @@ compare_node(Parser *p, const Operand *prop, FilterOp op, const FilterLiteral *l
 			 FILTER_MAX_COMPARISONS);
 		return NULL;
 	}
+	if (!count_node(p, prop->start))
+		return NULL;
 	n = palloc_node(p, sizeof(FilterNode));
 	n->kind = FN_COMPARE;
 	n->prop = p->alloc->alloc(p->alloc->ctx, prop->len + 1);
@@ -582,7 +598,17 @@ parse_primary(Parser *p)
 	}
 	if (left.lit.type == FLIT_BOOLEAN)
 	{
-		FilterNode *n = palloc_node(p, sizeof(FilterNode));
+		FilterNode *n;
+
+		if (++p->ncompare > FILTER_MAX_COMPARISONS)
+		{
+			fail(p, FERR_TOO_MANY, left.start, "a filter has at most %d comparisons (true and false count as one each)",
+				 FILTER_MAX_COMPARISONS);
+			return NULL;
+		}
+		if (!count_node(p, left.start))
+			return NULL;
+		n = palloc_node(p, sizeof(FilterNode));
 
 		n->kind = FN_CONST;
 		n->value = left.lit.v.b;
@@ -607,7 +633,7 @@ parse_unary(Parser *p)
 				 FILTER_MAX_DEPTH);
 			return NULL;
 		}
-		if (!next(p) || (arg = parse_unary(p)) == NULL)
+		if (!count_node(p, p->tok.start) || !next(p) || (arg = parse_unary(p)) == NULL)
 			return NULL;
 		p->depth--;
 		n = palloc_node(p, sizeof(FilterNode));
@@ -629,7 +655,7 @@ parse_binary(Parser *p, bool is_or)
 		FilterNode *n;
 		FilterNode *right;
 
-		if (!next(p))
+		if (!count_node(p, p->tok.start) || !next(p))
 			return NULL;
 		right = is_or ? parse_binary(p, false) : parse_unary(p);
 		if (right == NULL)

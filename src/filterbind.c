@@ -26,6 +26,7 @@
  */
 #include "postgres.h"
 
+#include <ctype.h>
 #include <math.h>
 
 #include "common/base64.h"
@@ -84,17 +85,21 @@ ts_filter_parse(const char *text, int len)
 	return NULL;				/* keep the compiler quiet */
 }
 
-/* A property value with its Edm type, as evaluation needs it. */
+/*
+ * A property value with its Edm type, decoded as evaluation needs it.  Only
+ * a value in the stored form decodes: rows written with plain SQL can hold
+ * anything, and a value that is not of its type counts as absent, so that no
+ * stored byte can make a filter fail.
+ */
 typedef struct Value
 {
 	TsEdmType	type;
-	const char *str;			/* String, and the text of Int64, DateTime,
-								 * Guid, Binary, special Doubles */
+	const char *str;			/* String, Binary's base64 */
 	int			len;
-	Numeric		num;			/* Int32 or Double stored as a JSON number */
-	bool		b;
-	int64		ticks;			/* Timestamp */
-	bool		has_ticks;
+	int64		i64;			/* Int32, Int64; DateTime's ticks */
+	double		d;				/* Double */
+	bool		b;				/* Boolean */
+	uint8		guid[16];		/* Guid */
 } Value;
 
 /* The Edm type named by an annotation; false if it names none. */
@@ -121,8 +126,11 @@ edm_type_from_name(const char *s, int len, TsEdmType *type)
 	return false;
 }
 
+static bool decode_value(const JsonbValue *jv, Value *v);
+
 /*
- * Look up property name in the row; false if the row lacks it.
+ * Look up property name in the row; false if the row lacks it (or holds a
+ * value that is not of its type).
  */
 static bool
 lookup(const TsFilterRow *row, const char *name, int namelen, Value *v)
@@ -162,8 +170,7 @@ lookup(const TsFilterRow *row, const char *name, int namelen, Value *v)
 	if (namelen == 9 && memcmp(name, "Timestamp", 9) == 0)
 	{
 		v->type = EDM_DATETIME;
-		v->ticks = ts_timestamptz_to_ticks(row->ts);
-		v->has_ticks = true;
+		v->i64 = ts_timestamptz_to_ticks(row->ts);
 		return true;
 	}
 
@@ -181,28 +188,106 @@ lookup(const TsFilterRow *row, const char *name, int namelen, Value *v)
 	switch (jv->type)
 	{
 		case jbvString:
-			v->str = jv->val.string.val;
-			v->len = jv->val.string.len;
 			v->type = EDM_STRING;
 			break;
 		case jbvNumeric:
-			v->num = jv->val.numeric;
 			/* an unannotated number is an Int32 if integral, else a Double */
-			v->type = DatumGetInt32(DirectFunctionCall1(numeric_scale, NumericGetDatum(v->num))) == 0 ?
+			v->type = DatumGetInt32(DirectFunctionCall1(numeric_scale, NumericGetDatum(jv->val.numeric))) == 0 ?
 				EDM_INT32 : EDM_DOUBLE;
 			break;
 		case jbvBool:
-			v->b = jv->val.boolean;
 			v->type = EDM_BOOLEAN;
 			break;
 		default:
-			/* the stored form holds nothing else; treat it as absent */
-			return false;
+			return false;		/* the stored form holds nothing else */
 	}
 	if (ann != NULL && ann->type == jbvString &&
 		!edm_type_from_name(ann->val.string.val, ann->val.string.len, &v->type))
 		return false;
-	return true;
+	return decode_value(jv, v);
+}
+
+/*
+ * Parse a whole decimal Int64 text without raising an error; false if it
+ * is not one.
+ */
+static bool
+parse_int64(const char *s, int len, int64 *out)
+{
+	char		buf[24];
+	char	   *end;
+
+	if (len == 0 || len >= (int) sizeof(buf))
+		return false;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	if (!(isdigit((unsigned char) buf[0]) || (buf[0] == '-' && isdigit((unsigned char) buf[1]))))
+		return false;
+	errno = 0;
+	*out = strtoi64(buf, &end, 10);
+	return errno == 0 && *end == '\0';
+}
+
+/*
+ * Decode the JSON value jv as a value of v->type, as the stored form holds
+ * it (see README "Stored form"); false if it is not one.
+ */
+static bool
+decode_value(const JsonbValue *jv, Value *v)
+{
+	bool		error = false;
+
+	switch (v->type)
+	{
+		case EDM_STRING:
+		case EDM_BINARY:
+			if (jv->type != jbvString)
+				return false;
+			v->str = jv->val.string.val;
+			v->len = jv->val.string.len;
+			return true;
+		case EDM_BOOLEAN:
+			if (jv->type != jbvBool)
+				return false;
+			v->b = jv->val.boolean;
+			return true;
+		case EDM_INT32:
+			if (jv->type != jbvNumeric)
+				return false;
+			if (DatumGetInt32(DirectFunctionCall1(numeric_scale, NumericGetDatum(jv->val.numeric))) != 0)
+				return false;
+			v->i64 = numeric_int4_opt_error(jv->val.numeric, &error);
+			return !error;
+		case EDM_INT64:
+			return jv->type == jbvString && parse_int64(jv->val.string.val, jv->val.string.len, &v->i64);
+		case EDM_DOUBLE:
+			if (jv->type == jbvNumeric)
+			{
+				v->d = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow,
+														  NumericGetDatum(jv->val.numeric)));
+				return isfinite(v->d);
+			}
+			if (jv->type != jbvString)
+				return false;
+			if (jv->val.string.len == 3 && memcmp(jv->val.string.val, "NaN", 3) == 0)
+				v->d = get_float8_nan();
+			else if (jv->val.string.len == 8 && memcmp(jv->val.string.val, "Infinity", 8) == 0)
+				v->d = get_float8_infinity();
+			else if (jv->val.string.len == 9 && memcmp(jv->val.string.val, "-Infinity", 9) == 0)
+				v->d = -get_float8_infinity();
+			else if (jv->val.string.len == 2 && memcmp(jv->val.string.val, "-0", 2) == 0)
+				v->d = -0.0;
+			else
+				return false;
+			return true;
+		case EDM_DATETIME:
+			return jv->type == jbvString &&
+				ts_parse_datetime(jv->val.string.val, jv->val.string.len, &v->i64);
+		case EDM_GUID:
+			return jv->type == jbvString &&
+				ts_parse_guid(jv->val.string.val, jv->val.string.len, v->guid);
+	}
+	return false;
 }
 
 /* The operator's result for a three-way comparison result c. */
@@ -249,36 +334,6 @@ compare_double(FilterOp op, double a, double b)
 	return op_result(op, (a > b) - (a < b));
 }
 
-/* The value of an Int64 property (its decimal text). */
-static int64
-value_int64(const Value *v)
-{
-	char		buf[32];
-
-	if (v->len >= (int) sizeof(buf))
-		return 0;				/* cannot happen in the stored form */
-	memcpy(buf, v->str, v->len);
-	buf[v->len] = '\0';
-	return pg_strtoint64(buf);
-}
-
-/* The value of a Double property: a JSON number, or a special's text. */
-static double
-value_double(const Value *v)
-{
-	if (v->num != NULL)
-		return DatumGetFloat8(DirectFunctionCall1(numeric_float8, NumericGetDatum(v->num)));
-	if (v->len == 3 && memcmp(v->str, "NaN", 3) == 0)
-		return get_float8_nan();
-	if (v->len == 8 && memcmp(v->str, "Infinity", 8) == 0)
-		return get_float8_infinity();
-	if (v->len == 9 && memcmp(v->str, "-Infinity", 9) == 0)
-		return -get_float8_infinity();
-	if (v->len == 2 && memcmp(v->str, "-0", 2) == 0)
-		return -0.0;
-	return get_float8_nan();	/* cannot happen in the stored form */
-}
-
 /* Compare byte strings: memcmp order, a prefix first. */
 static int
 bytes_cmp(const char *a, int alen, const char *b, int blen)
@@ -315,20 +370,17 @@ eval_compare(const FilterNode *n, const TsFilterRow *row)
 			{
 				int64		l = lit->type == FLIT_INT32 ? lit->v.i32 : lit->v.i64;
 
-				if (v.type == EDM_INT32 && lit->type == FLIT_INT32)
-					return compare_int64(op, DatumGetInt64(DirectFunctionCall1(numeric_int8,
-																			   NumericGetDatum(v.num))), l);
-				if (v.type == EDM_INT64)
-					return compare_int64(op, value_int64(&v), l);
+				if ((v.type == EDM_INT32 && lit->type == FLIT_INT32) || v.type == EDM_INT64)
+					return compare_int64(op, v.i64, l);
 				if (v.type == EDM_DOUBLE)
-					return compare_double(op, value_double(&v), (double) l);
+					return compare_double(op, v.d, (double) l);
 				return mismatch(op);
 			}
 
 		case FLIT_DOUBLE:
 			if (v.type != EDM_DOUBLE)
 				return mismatch(op);
-			return compare_double(op, value_double(&v), lit->v.d);
+			return compare_double(op, v.d, lit->v.d);
 
 		case FLIT_BOOLEAN:
 			if (v.type != EDM_BOOLEAN)
@@ -338,20 +390,12 @@ eval_compare(const FilterNode *n, const TsFilterRow *row)
 		case FLIT_DATETIME:
 			if (v.type != EDM_DATETIME)
 				return mismatch(op);
-			if (!v.has_ticks && !ts_parse_datetime(v.str, v.len, &v.ticks))
-				return false;	/* cannot happen in the stored form */
-			return compare_int64(op, v.ticks, lit->v.ticks);
+			return compare_int64(op, v.i64, lit->v.ticks);
 
 		case FLIT_GUID:
-			{
-				uint8		g[16];
-
-				if (v.type != EDM_GUID)
-					return mismatch(op);
-				if (!ts_parse_guid(v.str, v.len, g))
-					return false;	/* cannot happen in the stored form */
-				return op_result(op, memcmp(g, lit->v.guid, 16));
-			}
+			if (v.type != EDM_GUID)
+				return mismatch(op);
+			return op_result(op, memcmp(v.guid, lit->v.guid, 16));
 
 		case FLIT_BINARY:
 			{
@@ -364,7 +408,7 @@ eval_compare(const FilterNode *n, const TsFilterRow *row)
 				bytes = palloc(pg_b64_dec_len(v.len) + 1);
 				nbytes = pg_b64_decode(v.str, v.len, bytes, pg_b64_dec_len(v.len) + 1);
 				if (nbytes < 0)
-					return false;	/* cannot happen in the stored form */
+					return false;	/* not base64: counts as absent */
 				r = op_result(op, bytes_cmp(bytes, nbytes, lit->v.bytes.data, (int) lit->v.bytes.len));
 				pfree(bytes);
 				return r;

@@ -39,10 +39,12 @@
 #include "executor/spi.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/portal.h"
 #include "utils/rel.h"
 #include "utils/rls.h"
 #include "utils/snapmgr.h"
@@ -52,11 +54,13 @@
 /* The most entities of one page, and the default (the service's). */
 #define TS_MAX_PAGE			1000
 
-/* The heap attributes of an entity relation, as create_table makes them. */
-#define ATT_PK		1
-#define ATT_RK		2
-#define ATT_TS		3
-#define ATT_PROPS	4
+/*
+ * The most bytes of stored entities one page holds: a page of large
+ * entities is cut short, with a continuation, as the service may cut a
+ * page, rather than grow past what one jsonb value can hold (1,000
+ * entities of 1 MiB would).
+ */
+#define TS_MAX_PAGE_BYTES	(32 * 1024 * 1024)
 
 /* A running scan of a table's entities. */
 typedef struct QueryScan
@@ -76,6 +80,20 @@ typedef struct QueryScan
 	bool		select_all;
 	List	   *select;
 	int64		remaining;		/* entities still to return; -1: no limit */
+
+	/*
+	 * Under row-level security the scan reads through SQL, so that the
+	 * policies apply: one cursor per segment, fetched in batches.
+	 */
+	bool		via_sql;
+	char	   *relname;		/* quoted, qualified name of the relation */
+	Portal		cursor;			/* the open segment's cursor, or NULL */
+	char	   *cursor_name;
+	MemoryContext batchcxt;		/* the fetched rows; reset per batch */
+	HeapTuple  *batch;
+	TupleDesc	batch_desc;
+	int			batch_n;
+	int			batch_pos;
 	MemoryContext scancxt;		/* where the scan lives */
 	MemoryContext rowcxt;		/* reset per entity */
 } QueryScan;
@@ -89,63 +107,9 @@ typedef struct ScanEntity
 	Jsonb	   *props;
 } ScanEntity;
 
-/*
- * Check that an entity relation has the shape create_table gave it, so
- * that the attribute numbers above hold.
- */
-static void
-check_relation_shape(Relation heap)
-{
-	TupleDesc	desc = RelationGetDescr(heap);
-	Oid			key_type = TupleDescAttr(desc, 0)->atttypid;
-
-	if (desc->natts != 4 ||
-		TupleDescAttr(desc, 1)->atttypid != key_type ||
-		TupleDescAttr(desc, 2)->atttypid != TIMESTAMPTZOID ||
-		TupleDescAttr(desc, 3)->atttypid != JSONBOID ||
-		strcmp(NameStr(TupleDescAttr(desc, 0)->attname), "pk") != 0 ||
-		strcmp(NameStr(TupleDescAttr(desc, 1)->attname), "rk") != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("entity relation \"%s\" has been altered", RelationGetRelationName(heap)),
-				 errdetail("An entity relation has the columns pk, rk, ts and props, as create_table made them.")));
-}
-
-/*
- * The key index of an entity relation: a valid unique index on exactly
- * (pk, rk) whose access method returns tuples in order.
- */
-static Oid
-find_key_index(Relation heap)
-{
-	List	   *indexes = RelationGetIndexList(heap);
-	ListCell   *lc;
-
-	foreach(lc, indexes)
-	{
-		Oid			indexoid = lfirst_oid(lc);
-		Relation	index = index_open(indexoid, AccessShareLock);
-		Form_pg_index ind = index->rd_index;
-		bool		ok;
-
-		ok = ind->indisunique && ind->indisvalid && ind->indisready && ind->indnkeyatts == 2 &&
-			ind->indkey.values[0] == ATT_PK && ind->indkey.values[1] == ATT_RK &&
-			index->rd_indam->amcanorder && index->rd_indam->amgettuple != NULL &&
-			RelationGetIndexPredicate(index) == NIL && RelationGetIndexExpressions(index) == NIL;
-		index_close(index, AccessShareLock);
-		if (ok)
-			return indexoid;
-	}
-	ereport(ERROR,
-			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-			 errmsg("entity relation \"%s\" has no key index", RelationGetRelationName(heap)),
-			 errhint("Create it again: CREATE UNIQUE INDEX ON " TS_DATA_SCHEMA ".%s USING tskey (pk, rk).",
-					 quote_identifier(RelationGetRelationName(heap)))));
-	return InvalidOid;			/* keep the compiler quiet */
-}
-
-static QueryScan *query_open(Oid relid, TsQueryPlan *plan, text *next_pk, text *next_rk,
-							 const char *select_list, int64 top);
+static QueryScan *query_open(Oid relid, Oid indexid, TsQueryPlan *plan, text *next_pk,
+							 text *next_rk, const char *select_list, int64 top);
+static void sql_close_cursor(QueryScan *qs);
 
 /*
  * Resolve a table for a query: its relation, locked, and the caller's
@@ -153,14 +117,9 @@ static QueryScan *query_open(Oid relid, TsQueryPlan *plan, text *next_pk, text *
  * relation (a query scan must not then read it directly).
  */
 static bool
-query_table(text *table_name, Oid *relid, char **relname)
+query_table(text *table_name, Oid *relid, Oid *indexid, char **relname)
 {
-	AclResult	aclresult;
-
-	*relid = ts_table_open(table_name, AccessShareLock, relname);
-	aclresult = pg_class_aclcheck(*relid, GetUserId(), ACL_SELECT);
-	if (aclresult != ACLCHECK_OK)
-		aclcheck_error(aclresult, OBJECT_TABLE, *relname);
+	*relid = ts_table_open(table_name, ACL_SELECT, AccessShareLock, relname, indexid);
 	return check_enable_rls(*relid, InvalidOid, false) == RLS_ENABLED;
 }
 
@@ -174,19 +133,32 @@ query_begin(text *table_name, TsQueryPlan *plan, text *next_pk, text *next_rk,
 {
 	char	   *relname;
 	Oid			relid;
+	Oid			indexid;
+	QueryScan  *qs;
 
-	if (query_table(table_name, &relid, &relname))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("queries of table \"%s\" are not supported while its entity relation has row-level security enabled",
-						text_to_cstring(table_name)),
-				 errhint("Query the relation " TS_DATA_SCHEMA ".%s with SQL instead.", quote_identifier(relname))));
-	return query_open(relid, plan, next_pk, next_rk, select_list, top);
+	if (!query_table(table_name, &relid, &indexid, &relname))
+		return query_open(relid, indexid, plan, next_pk, next_rk, select_list, top);
+
+	/* row-level security applies: read through SQL, under the policies */
+	qs = palloc0(sizeof(QueryScan));
+	qs->via_sql = true;
+	qs->relname = quote_qualified_identifier(TS_DATA_SCHEMA, relname);
+	qs->select_all = (select_list == NULL);
+	qs->select = ts_parse_select_list(select_list);
+	qs->residual = plan->residual;
+	qs->segments = ts_plan_segments(plan, next_pk, next_rk);
+	qs->remaining = top;
+	qs->scancxt = CurrentMemoryContext;
+	qs->rowcxt = AllocSetContextCreate(CurrentMemoryContext, "tablestore query row",
+									   ALLOCSET_DEFAULT_SIZES);
+	qs->batchcxt = AllocSetContextCreate(CurrentMemoryContext, "tablestore query batch",
+										 ALLOCSET_DEFAULT_SIZES);
+	return qs;
 }
 
 /* Open the scan of query_begin on a resolved relation. */
 static QueryScan *
-query_open(Oid relid, TsQueryPlan *plan, text *next_pk, text *next_rk,
+query_open(Oid relid, Oid indexid, TsQueryPlan *plan, text *next_pk, text *next_rk,
 		   const char *select_list, int64 top)
 {
 	QueryScan  *qs = palloc0(sizeof(QueryScan));
@@ -199,8 +171,7 @@ query_open(Oid relid, TsQueryPlan *plan, text *next_pk, text *next_rk,
 	qs->scan_nkeys = -1;
 
 	qs->heap = table_open(relid, NoLock);
-	check_relation_shape(qs->heap);
-	qs->index = index_open(find_key_index(qs->heap), AccessShareLock);
+	qs->index = index_open(indexid, AccessShareLock);
 	for (int col = 0; col < 2; col++)
 	{
 		Oid			opfamily = qs->index->rd_opfamily[col];
@@ -227,6 +198,13 @@ query_open(Oid relid, TsQueryPlan *plan, text *next_pk, text *next_rk,
 static void
 query_end(QueryScan *qs)
 {
+	if (qs->via_sql)
+	{
+		sql_close_cursor(qs);
+		MemoryContextDelete(qs->batchcxt);
+		MemoryContextDelete(qs->rowcxt);
+		return;
+	}
 	if (qs->scan != NULL)
 		index_endscan(qs->scan);
 	qs->scan = NULL;
@@ -235,6 +213,113 @@ query_end(QueryScan *qs)
 	table_close(qs->heap, NoLock);
 	UnregisterSnapshot(qs->snapshot);
 	MemoryContextDelete(qs->rowcxt);
+}
+
+/* Close the cursor of a scan through SQL, if one is open. */
+static void
+sql_close_cursor(QueryScan *qs)
+{
+	Portal		portal;
+
+	if (qs->cursor_name == NULL)
+		return;
+	/* the portal is gone if the transaction or subtransaction ended */
+	portal = GetPortalByName(qs->cursor_name);
+	if (PortalIsValid(portal))
+		SPI_cursor_close(portal);
+	qs->cursor_name = NULL;
+}
+
+/*
+ * Append the conditions of one key column's range to a WHERE clause, with
+ * the bounds as parameters.
+ */
+static void
+sql_range(StringInfo sql, const char *col, const TsKeyRange *r, Datum *values, int *n)
+{
+	if (ts_key_range_is_point(r))
+	{
+		values[*n] = PointerGetDatum(r->lo.value);
+		appendStringInfo(sql, " AND %s OPERATOR(" TS_SCHEMA ".=) $%d::" TS_SCHEMA ".key", col, ++*n);
+		return;
+	}
+	if (r->lo.value != NULL)
+	{
+		values[*n] = PointerGetDatum(r->lo.value);
+		appendStringInfo(sql, " AND %s OPERATOR(" TS_SCHEMA ".%s) $%d::" TS_SCHEMA ".key", col,
+						 r->lo.inclusive ? ">=" : ">", ++*n);
+	}
+	if (r->hi.value != NULL)
+	{
+		values[*n] = PointerGetDatum(r->hi.value);
+		appendStringInfo(sql, " AND %s OPERATOR(" TS_SCHEMA ".%s) $%d::" TS_SCHEMA ".key", col,
+						 r->hi.inclusive ? "<=" : "<", ++*n);
+	}
+}
+
+/*
+ * Open the cursor of a segment of a scan through SQL: the entities of the
+ * segment in key order, as the caller may see them (row-level security and
+ * privileges apply, as to any query).  Names and operators are qualified and
+ * the keys are parameters.
+ */
+static void
+sql_open_segment(QueryScan *qs, const TsScanSegment *seg)
+{
+	StringInfoData sql;
+	Datum		values[4];
+	Oid			types[4] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID};
+	int			n = 0;
+	Portal		portal;
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "SELECT pk, rk, ts, props FROM ONLY %s WHERE true", qs->relname);
+	sql_range(&sql, "pk", &seg->pk, values, &n);
+	sql_range(&sql, "rk", &seg->rk, values, &n);
+	/* the key type's default btree operator class orders as the service */
+	appendStringInfoString(&sql, " ORDER BY pk, rk");
+
+	SPI_connect();
+	portal = SPI_cursor_open_with_args(NULL, sql.data, n, types, values, NULL, true, 0);
+	if (portal == NULL)
+		elog(ERROR, "could not open cursor for \"%s\": %s", sql.data, SPI_result_code_string(SPI_result));
+	qs->cursor_name = MemoryContextStrdup(qs->scancxt, portal->name);
+	SPI_finish();
+	qs->batch_n = qs->batch_pos = 0;
+}
+
+/*
+ * The next row of the open segment's cursor (in the batch context); false
+ * when the segment has no more.
+ */
+static bool
+sql_next_row(QueryScan *qs, HeapTuple *tuple)
+{
+	if (qs->batch_pos == qs->batch_n)
+	{
+		Portal		portal;
+		MemoryContext old;
+
+		MemoryContextReset(qs->batchcxt);
+		qs->batch_n = qs->batch_pos = 0;
+		SPI_connect();
+		portal = SPI_cursor_find(qs->cursor_name);
+		if (portal == NULL)
+			elog(ERROR, "cursor \"%s\" of the query has gone", qs->cursor_name);
+		SPI_cursor_fetch(portal, true, 100);
+		old = MemoryContextSwitchTo(qs->batchcxt);
+		qs->batch = palloc(sizeof(HeapTuple) * Max(SPI_processed, 1));
+		for (uint64 i = 0; i < SPI_processed; i++)
+			qs->batch[i] = heap_copytuple(SPI_tuptable->vals[i]);
+		qs->batch_desc = CreateTupleDescCopy(SPI_tuptable->tupdesc);
+		qs->batch_n = (int) SPI_processed;
+		MemoryContextSwitchTo(old);
+		SPI_finish();
+		if (qs->batch_n == 0)
+			return false;
+	}
+	*tuple = qs->batch[qs->batch_pos++];
+	return true;
 }
 
 /* Add the scan keys of one key column's range. */
@@ -308,7 +393,6 @@ query_next(QueryScan *qs, ScanEntity *e)
 	old = MemoryContextSwitchTo(qs->rowcxt);
 	for (;;)
 	{
-		bool		isnull;
 		TsFilterRow row;
 
 		CHECK_FOR_INTERRUPTS();
@@ -319,19 +403,64 @@ query_next(QueryScan *qs, ScanEntity *e)
 				MemoryContextSwitchTo(old);
 				return false;
 			}
-			open_segment(qs, list_nth(qs->segments, qs->segno));
+			if (qs->via_sql)
+			{
+				sql_close_cursor(qs);
+				sql_open_segment(qs, list_nth(qs->segments, qs->segno));
+				qs->segment_open = true;
+			}
+			else
+				open_segment(qs, list_nth(qs->segments, qs->segno));
 		}
-		if (!index_getnext_slot(qs->scan, ForwardScanDirection, qs->slot))
+		if (qs->via_sql)
 		{
-			qs->segment_open = false;
-			qs->segno++;
-			continue;
-		}
+			HeapTuple	tuple;
+			bool		isnull[4];
+			Datum		values[4];
 
-		e->pk = DatumGetTextPP(slot_getattr(qs->slot, ATT_PK, &isnull));
-		e->rk = DatumGetTextPP(slot_getattr(qs->slot, ATT_RK, &isnull));
-		e->ts = DatumGetTimestampTz(slot_getattr(qs->slot, ATT_TS, &isnull));
-		e->props = DatumGetJsonbP(slot_getattr(qs->slot, ATT_PROPS, &isnull));
+			if (!sql_next_row(qs, &tuple))
+			{
+				qs->segment_open = false;
+				qs->segno++;
+				continue;
+			}
+			for (int att = 0; att < 4; att++)
+			{
+				values[att] = heap_getattr(tuple, att + 1, qs->batch_desc, &isnull[att]);
+				if (isnull[att])
+					ereport(ERROR,
+							(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+							 errmsg("entity relation %s holds a row with a null column", qs->relname)));
+			}
+			e->pk = DatumGetTextPP(values[0]);
+			e->rk = DatumGetTextPP(values[1]);
+			e->ts = DatumGetTimestampTz(values[2]);
+			e->props = DatumGetJsonbP(values[3]);
+			if (!JB_ROOT_IS_OBJECT(e->props) || JB_ROOT_IS_SCALAR(e->props))
+				ereport(ERROR,
+						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						 errmsg("entity relation %s holds a row with props that are not a JSON object",
+								qs->relname)));
+		}
+		else
+		{
+			if (!index_getnext_slot(qs->scan, ForwardScanDirection, qs->slot))
+			{
+				qs->segment_open = false;
+				qs->segno++;
+				continue;
+			}
+
+			slot_getallattrs(qs->slot);
+			for (int att = 0; att < 4; att++)
+				if (qs->slot->tts_isnull[att])
+					ts_stored_row_invalid(qs->heap, "a null column");
+			e->pk = DatumGetTextPP(qs->slot->tts_values[TS_ATT_PK - 1]);
+			e->rk = DatumGetTextPP(qs->slot->tts_values[TS_ATT_RK - 1]);
+			e->ts = DatumGetTimestampTz(qs->slot->tts_values[TS_ATT_TS - 1]);
+			e->props = DatumGetJsonbP(qs->slot->tts_values[TS_ATT_PROPS - 1]);
+			ts_check_stored_props(qs->heap, e->props);
+		}
 		if (qs->residual != NULL)
 		{
 			row.pk = VARDATA_ANY(e->pk);
@@ -371,18 +500,46 @@ ts_point_read(text *table_name, text *pk, text *rk, const char *select_list, Jso
 	TsQueryPlan plan = {0};
 	char	   *relname;
 	Oid			relid;
+	Oid			indexid;
 	QueryScan  *qs;
 	ScanEntity	e;
 
-	if (query_table(table_name, &relid, &relname))
+	if (query_table(table_name, &relid, &indexid, &relname))
 		return false;
 	plan.kind = TS_ACCESS_POINT;
 	plan.points = list_make1(ts_point_segment(pk, rk));
 
-	qs = query_open(relid, &plan, NULL, NULL, select_list, 1);
+	qs = query_open(relid, indexid, &plan, NULL, NULL, select_list, 1);
 	*result = query_next(qs, &e) ? query_output(qs, &e) : NULL;
 	query_end(qs);
 	return true;
+}
+
+/*
+ * ts_key_exists_raw: whether entity (pk, rk) of an entity relation (locked
+ * by the caller) is visible to snapshot, row-level security not applied.
+ * Only for telling a key that policies hide from one that does not exist;
+ * nothing of the entity is returned.
+ */
+bool
+ts_key_exists_raw(Oid relid, text *pk, text *rk, Snapshot snapshot)
+{
+	TsQueryPlan plan = {0};
+	Relation	heap = table_open(relid, NoLock);
+	Oid			indexid = ts_check_entity_relation(heap, true);
+	QueryScan  *qs;
+	ScanEntity	e;
+	bool		found;
+
+	table_close(heap, NoLock);
+	plan.kind = TS_ACCESS_POINT;
+	plan.points = list_make1(ts_point_segment(pk, rk));
+	PushActiveSnapshot(snapshot);
+	qs = query_open(relid, indexid, &plan, NULL, NULL, NULL, 1);
+	found = query_next(qs, &e);
+	query_end(qs);
+	PopActiveSnapshot();
+	return found;
 }
 
 /* A copy of a (detoasted) varlena in the current memory context. */
@@ -480,7 +637,13 @@ query_entities_scan(PG_FUNCTION_ARGS)
 	SRF_RETURN_DONE(funcctx);
 }
 
-/* A continuation key argument: both or neither, each a valid key. */
+/*
+ * A continuation key argument: both or neither.  A continuation is only a
+ * position in key order, so any key is accepted, even one that breaks the
+ * rules of keys (a row written with plain SQL before the entity relation had
+ * its CHECK constraints can hold one, and its key comes back as a
+ * continuation): paging must never get stuck on it.
+ */
 static void
 arg_continuation(FunctionCallInfo fcinfo, int n, text **pk, text **rk)
 {
@@ -489,11 +652,6 @@ arg_continuation(FunctionCallInfo fcinfo, int n, text **pk, text **rk)
 	if ((*pk == NULL) != (*rk == NULL))
 		ts_ereport(ERROR, TS_InvalidInput,
 				   errmsg("next_partition_key and next_row_key must be given together"));
-	if (*pk != NULL)
-	{
-		ts_validate_key("next_partition_key", VARDATA_ANY(*pk), VARSIZE_ANY_EXHDR(*pk));
-		ts_validate_key("next_row_key", VARDATA_ANY(*rk), VARSIZE_ANY_EXHDR(*rk));
-	}
 }
 
 /*
@@ -519,6 +677,7 @@ query_entities_page(PG_FUNCTION_ARGS)
 	ScanEntity	e;
 	JsonbValue	array;
 	int			allocated;
+	int64		bytes = 0;
 	TupleDesc	desc;
 	Datum		values[3];
 	bool		nulls[3] = {false, true, true};
@@ -540,7 +699,9 @@ query_entities_page(PG_FUNCTION_ARGS)
 	allocated = Min(top, 64);
 	while (query_next(qs, &e))
 	{
-		if (array.val.array.nElems == top)
+		bytes += VARSIZE_ANY(e.props) + VARSIZE_ANY(e.pk) + VARSIZE_ANY(e.rk) + 128;
+		if (array.val.array.nElems == top ||
+			(array.val.array.nElems > 0 && bytes > TS_MAX_PAGE_BYTES))
 		{
 			values[1] = PointerGetDatum(copy_text(e.pk));
 			values[2] = PointerGetDatum(copy_text(e.rk));
@@ -574,8 +735,11 @@ Datum
 explain_query(PG_FUNCTION_ARGS)
 {
 	text	   *table_name = ts_arg_table_name(fcinfo);
+	Oid			relid;
 
-	ts_table_open(table_name, AccessShareLock, NULL);
+	/* the table must exist and be readable; no lock is kept */
+	relid = ts_table_open(table_name, ACL_SELECT, AccessShareLock, NULL, NULL);
+	UnlockRelationOid(relid, AccessShareLock);
 	PG_RETURN_JSONB_P(ts_explain_plan(arg_plan(fcinfo, 1)));
 }
 
@@ -602,8 +766,19 @@ list_tables(PG_FUNCTION_ARGS)
 								   ALLOCSET_DEFAULT_SIZES);
 
 	SPI_connect();
-	ret = SPI_execute("SELECT table_name FROM " TS_SCHEMA ".tables "
-					  "ORDER BY table_name COLLATE pg_catalog.\"C\"", true, 0);
+	/*
+	 * The tables are the relations of schema tablestore_data (so that the
+	 * list agrees with create_table and delete_table whatever happened to
+	 * the catalog), named as the catalog remembers them.
+	 */
+	ret = SPI_execute("SELECT COALESCE(t.table_name, c.relname::pg_catalog.text) AS name "
+					  "FROM pg_catalog.pg_class c "
+					  "LEFT JOIN " TS_SCHEMA ".tables t ON t.relation_name OPERATOR(pg_catalog.=) c.relname::pg_catalog.text "
+					  "WHERE c.relnamespace OPERATOR(pg_catalog.=) '" TS_DATA_SCHEMA "'::pg_catalog.regnamespace "
+					  "AND c.relkind OPERATOR(pg_catalog.=) 'r' "
+					  "AND c.relname::pg_catalog.text OPERATOR(pg_catalog.~) '^[a-z][a-z0-9]{2,62}$' "
+					  "ORDER BY COALESCE(t.table_name, c.relname::pg_catalog.text) COLLATE pg_catalog.\"C\"",
+					  true, 0);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "could not read the tablestore catalog: %s", SPI_result_code_string(ret));
 	for (uint64 i = 0; i < SPI_processed; i++)

@@ -24,6 +24,8 @@
  */
 #include "postgres.h"
 
+#include "miscadmin.h"
+
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 
@@ -167,6 +169,7 @@ apply_comparison(TsKeyRange *r, const FilterNode *n)
 static List *
 flatten(FilterNode *n, FilterNodeKind kind, List *list)
 {
+	check_stack_depth();
 	if (n->kind == kind)
 	{
 		list = flatten(n->left, kind, list);

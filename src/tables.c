@@ -20,10 +20,20 @@
  */
 #include "postgres.h"
 
+#include "access/amapi.h"
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/relation.h"
+#include "access/table.h"
+#include "catalog/index.h"
 #include "catalog/namespace.h"
-#include "commands/defrem.h"
+#include "catalog/pg_am.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_index.h"
 #include "catalog/pg_type.h"
+#include "commands/defrem.h"
+#include "parser/parse_func.h"
+#include "rewrite/prs2lock.h"
 #include "commands/tablecmds.h"
 #include "executor/spi.h"
 #include "mb/pg_wchar.h"
@@ -32,6 +42,7 @@
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/rel.h"
 #include "utils/syscache.h"
 
 #include "tablestore.h"
@@ -93,31 +104,222 @@ relation_name(const char *name, int len)
 	return rel;
 }
 
+/* The callback's argument: the privileges a caller needs, any of them. */
+typedef struct TableAclArg
+{
+	AclMode		mode;
+} TableAclArg;
+
 /*
- * ts_table_open: the entity relation of a table, locked in lockmode; the
- * service's TableNotFound if there is no such table.  The lock is taken
- * before the name is resolved for the last time, so that a concurrent
- * delete_table cannot remove the relation under the caller.
+ * RangeVarGetRelidExtended callback of ts_table_open: before the relation is
+ * locked, check that the caller has one of the privileges the operation
+ * needs, so that a role with no rights on a table cannot take (and hold)
+ * a lock on it and queue its owner's DDL and every other client behind it.
+ */
+static void
+table_acl_callback(const RangeVar *rv, Oid relid, Oid oldrelid, void *arg)
+{
+	TableAclArg *a = (TableAclArg *) arg;
+
+	if (!OidIsValid(relid))
+		return;
+	if (pg_class_aclmask(relid, GetUserId(), a->mode, ACLMASK_ANY) == 0)
+		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, rv->relname);
+}
+
+/* The OID of type tablestore.key, or InvalidOid if there is none. */
+static Oid
+key_type_oid(void)
+{
+	Oid			nsp = get_namespace_oid(TS_SCHEMA, true);
+
+	if (!OidIsValid(nsp))
+		return InvalidOid;
+	return GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid, CStringGetDatum("key"),
+						   ObjectIdGetDatum(nsp));
+}
+
+static void relation_altered(Relation heap, const char *what) pg_attribute_noreturn();
+
+/*
+ * Report a relation of schema tablestore_data that is not an entity relation
+ * as create_table makes it: altered by its owner, or made by hand.
+ */
+static void
+relation_altered(Relation heap, const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("relation \"%s\" is not an entity relation as create_table makes it: %s",
+					RelationGetRelationName(heap), what),
+			 errdetail("An entity relation is a plain table with the columns pk and rk of type "
+					   TS_SCHEMA ".key, ts of type timestamptz and props of type jsonb, all NOT NULL, "
+					   "and a unique tskey index on (pk, rk), as create_table made it."),
+			 errhint("Restore the relation's definition, or move the entities to a new table.")));
+}
+
+/*
+ * The key index of an entity relation: a valid, ready, unique index on
+ * exactly (pk, rk), without predicate or expressions, of the tskey access
+ * method (or the btree primary key of a relation made by 0.1.0 and not yet
+ * converted); InvalidOid if there is none.
+ */
+static Oid
+find_key_index(Relation heap)
+{
+	List	   *indexes = RelationGetIndexList(heap);
+	Oid			tskey = get_index_am_oid("tskey", true);
+	ListCell   *lc;
+
+	foreach(lc, indexes)
+	{
+		Oid			indexoid = lfirst_oid(lc);
+		Relation	index = index_open(indexoid, AccessShareLock);
+		Form_pg_index ind = index->rd_index;
+		bool		ok;
+
+		ok = ind->indisunique && ind->indisvalid && ind->indisready && ind->indislive &&
+			ind->indnatts == 2 && ind->indnkeyatts == 2 &&
+			ind->indkey.values[0] == TS_ATT_PK && ind->indkey.values[1] == TS_ATT_RK &&
+			(index->rd_rel->relam == tskey || index->rd_rel->relam == BTREE_AM_OID) &&
+			index->rd_indam->amcanorder && index->rd_indam->amgettuple != NULL &&
+			heap_attisnull(index->rd_indextuple, Anum_pg_index_indpred, NULL) &&
+			heap_attisnull(index->rd_indextuple, Anum_pg_index_indexprs, NULL);
+		index_close(index, AccessShareLock);
+		if (ok)
+			return indexoid;
+	}
+	return InvalidOid;
+}
+
+/*
+ * ts_check_entity_relation: check that a (locked) relation is an entity
+ * relation exactly as create_table made it, so that every reader and writer
+ * may rely on its row format: a plain heap table, attributes pk and rk of
+ * type tablestore.key, ts timestamptz and props jsonb at attribute numbers
+ * 1 to 4, all NOT NULL and none generated, no other live column, no rules
+ * (a rule could silently turn a write into nothing).  With need_index, also its key
+ * index, whose OID is returned.  Anything else is refused with a clear
+ * error: the relation may have been altered by its owner, or made by hand.
  */
 Oid
-ts_table_open(text *table_name, LOCKMODE lockmode, char **relname)
+ts_check_entity_relation(Relation heap, bool need_index)
+{
+	static const struct
+	{
+		const char *name;
+		Oid			type;		/* InvalidOid: the key type */
+	}			columns[4] = {
+		{"pk", InvalidOid}, {"rk", InvalidOid}, {"ts", TIMESTAMPTZOID}, {"props", JSONBOID}
+	};
+	TupleDesc	desc = RelationGetDescr(heap);
+	Oid			key_type = key_type_oid();
+	Oid			index = InvalidOid;
+
+	if (heap->rd_rel->relkind != RELKIND_RELATION)
+		relation_altered(heap, "it is not a plain table");
+	if (heap->rd_rel->relam != HEAP_TABLE_AM_OID)
+		relation_altered(heap, "it does not use the heap table access method");
+	if (heap->rd_rules != NULL && heap->rd_rules->numLocks > 0)
+		relation_altered(heap, "it has rules");
+	if (desc->natts < 4)
+		relation_altered(heap, "it lacks columns");
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (i >= 4)
+		{
+			if (!att->attisdropped)
+				relation_altered(heap, "it has columns besides pk, rk, ts and props");
+			continue;
+		}
+		if (att->attisdropped || strcmp(NameStr(att->attname), columns[i].name) != 0)
+			relation_altered(heap, psprintf("column %d is not \"%s\"", i + 1, columns[i].name));
+		if (att->atttypid != (OidIsValid(columns[i].type) ? columns[i].type : key_type) ||
+			!OidIsValid(att->atttypid))
+			relation_altered(heap, psprintf("column \"%s\" has the wrong type", columns[i].name));
+		if (!att->attnotnull)
+			relation_altered(heap, psprintf("column \"%s\" allows nulls", columns[i].name));
+		if (att->attgenerated != '\0')
+			relation_altered(heap, psprintf("column \"%s\" is generated", columns[i].name));
+	}
+	if (need_index)
+	{
+		index = find_key_index(heap);
+		if (!OidIsValid(index))
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("entity relation \"%s\" has no key index", RelationGetRelationName(heap)),
+					 errhint("Create it again: CREATE UNIQUE INDEX ON " TS_DATA_SCHEMA ".%s USING tskey (pk, rk).",
+							 quote_identifier(RelationGetRelationName(heap)))));
+	}
+	return index;
+}
+
+/*
+ * ts_stored_row_invalid: report a row of an entity relation that tablestore
+ * cannot serve (written with plain SQL before the relation had its CHECK
+ * constraints, say).
+ */
+void
+ts_stored_row_invalid(Relation heap, const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("entity relation \"%s\" holds a row with %s", RelationGetRelationName(heap), what),
+			 errdetail("Every row of an entity relation has non-null keys and properties, and props is a JSON object."),
+			 errhint("Find the row with SQL and correct or delete it.")));
+}
+
+/*
+ * ts_check_stored_props: check the props of a stored row: a JSON object
+ * (a caller's plain SQL could have stored anything).
+ */
+void
+ts_check_stored_props(Relation heap, Jsonb *props)
+{
+	if (!JB_ROOT_IS_OBJECT(props) || JB_ROOT_IS_SCALAR(props))
+		ts_stored_row_invalid(heap, "props that are not a JSON object");
+}
+
+/*
+ * ts_table_open: the entity relation of a table, locked in lockmode, after
+ * checking that the caller has one of the privileges in required (before the
+ * lock is taken) and that the relation is an entity relation with its key
+ * index; the service's TableNotFound if there is no such table.  The lock is
+ * taken before the name is resolved for the last time, so that a concurrent
+ * delete_table cannot remove the relation under the caller.  *keyindex, if
+ * given, gets the key index.
+ */
+Oid
+ts_table_open(text *table_name, AclMode required, LOCKMODE lockmode, char **relname, Oid *keyindex)
 {
 	const char *name = VARDATA_ANY(table_name);
 	int			len = VARSIZE_ANY_EXHDR(table_name);
 	char	   *rel;
 	Oid			relid = InvalidOid;
+	Oid			index;
+	Relation	heap;
+	TableAclArg acl = {required};
 
 	if (ts_table_name_is_valid(name, len))
 	{
 		rel = relation_name(name, len);
 		relid = RangeVarGetRelidExtended(makeRangeVar(TS_DATA_SCHEMA, rel, -1),
-										 lockmode, RVR_MISSING_OK, NULL, NULL);
+										 lockmode, RVR_MISSING_OK, table_acl_callback, &acl);
 		if (relname)
 			*relname = rel;
 	}
 	if (!OidIsValid(relid))
 		ts_ereport(ERROR, TS_TableNotFound,
-				   errmsg("table \"%.*s\" does not exist", pg_mbcliplen(name, len, 100), name));
+				   errmsg("table \"%.*s\" does not exist", pg_mbcliplen(name, len, TS_ECHO_LIMIT), name));
+
+	heap = table_open(relid, NoLock);
+	index = ts_check_entity_relation(heap, true);
+	table_close(heap, NoLock);
+	if (keyindex)
+		*keyindex = index;
 	return relid;
 }
 
@@ -170,6 +372,114 @@ exec_catalog(const char *sql, int nargs, Oid *argtypes, Datum *values)
 }
 
 /*
+ * The table_name argument of create_table and delete_table, checked with the
+ * service's error for each way it can be wrong.
+ */
+static text *
+arg_checked_table_name(FunctionCallInfo fcinfo)
+{
+	text	   *table_name;
+
+	if (PG_ARGISNULL(0))
+		ts_ereport(ERROR, TS_InvalidInput, errmsg("table_name must not be null"));
+	table_name = PG_GETARG_TEXT_PP(0);
+	check_table_name(VARDATA_ANY(table_name), VARSIZE_ANY_EXHDR(table_name));
+	return table_name;
+}
+
+/* The OID of a relation of schema tablestore_data, or InvalidOid. */
+static Oid
+data_relation(const char *rel)
+{
+	Oid			nsp = get_namespace_oid(TS_DATA_SCHEMA, false);
+
+	return get_relname_relid(rel, nsp);
+}
+
+/*
+ * Remove the catalog row of relation rel if its relation is gone: the row of
+ * a table whose relation was dropped while event triggers did not fire
+ * (they do not in single-user mode, nor for a superuser who disabled them).
+ * Returns whether a stale row was removed.
+ */
+static bool
+remove_stale_row(const char *rel)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		values[1] = {CStringGetTextDatum(rel)};
+	int			ret;
+
+	if (OidIsValid(data_relation(rel)))
+		return false;
+	ret = exec_catalog("DELETE FROM " TS_SCHEMA ".tables WHERE relation_name OPERATOR(pg_catalog.=) $1",
+					   1, argtypes, values);
+	if (ret != SPI_OK_DELETE)
+		elog(ERROR, "could not delete from the tablestore catalog: %s", SPI_result_code_string(ret));
+	return SPI_processed > 0;
+}
+
+/*
+ * The CHECK constraints of an entity relation: keys by the rules of keys
+ * (as tablestore.key_is_valid decides), props a JSON object.  They bind rows
+ * written with plain SQL; tablestore's own writes validate more.
+ */
+#define ENTITY_CHECKS \
+	", CONSTRAINT entity_keys_valid CHECK (" TS_SCHEMA ".key_is_valid(pk) AND " TS_SCHEMA ".key_is_valid(rk))" \
+	", CONSTRAINT entity_props_object CHECK (pg_catalog.jsonb_typeof(props) OPERATOR(pg_catalog.=) 'object'::pg_catalog.text)"
+
+/*
+ * Whether tablestore.key_is_valid exists: not while this library serves an
+ * installation of an earlier version, before ALTER EXTENSION UPDATE.
+ */
+static bool
+entity_checks_available(void)
+{
+	Oid			argtype = key_type_oid();
+
+	return OidIsValid(argtype) &&
+		OidIsValid(LookupFuncName(list_make2(makeString(TS_SCHEMA), makeString("key_is_valid")),
+								  1, &argtype, true));
+}
+
+/*
+ * tablestore.key_is_valid(key) RETURNS boolean
+ *
+ * Whether a value may be a PartitionKey or RowKey: no forbidden character,
+ * at most 512 UTF-16 code units.  The CHECK constraint of entity relations.
+ */
+TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(key_is_valid);
+
+Datum
+key_is_valid(PG_FUNCTION_ARGS)
+{
+	text	   *key = PG_GETARG_TEXT_PP(0);
+
+	PG_RETURN_BOOL(ts_key_is_valid(VARDATA_ANY(key), VARSIZE_ANY_EXHDR(key)));
+}
+
+/*
+ * tablestore._check_entity_relation(oid) RETURNS void
+ *
+ * The event trigger's check of a relation in schema tablestore_data after
+ * DDL: an error unless it is an entity relation as create_table makes it
+ * (its key index is not required: CREATE TABLE runs before CREATE INDEX).
+ */
+TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(check_entity_relation);
+
+Datum
+check_entity_relation(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	Relation	heap = try_relation_open(relid, AccessShareLock);
+
+	if (heap == NULL)
+		PG_RETURN_VOID();
+	ts_check_entity_relation(heap, false);
+	relation_close(heap, AccessShareLock);
+	PG_RETURN_VOID();
+}
+
+/*
  * tablestore.create_table(table_name text) RETURNS void
  */
 TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(create_table);
@@ -177,52 +487,81 @@ TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(create_table);
 Datum
 create_table(PG_FUNCTION_ARGS)
 {
-	text	   *table_name = PG_GETARG_TEXT_PP(0);
-	const char *name = VARDATA_ANY(table_name);
-	int			len = VARSIZE_ANY_EXHDR(table_name);
+	text	   *table_name;
+	const char *name;
+	int			len;
 	char	   *rel;
 	Oid			argtypes[2] = {TEXTOID, TEXTOID};
 	Datum		values[2];
 	int			ret;
 	bool		tskey;
+	AclResult	aclresult;
 
 	if (GetDatabaseEncoding() != PG_UTF8)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("tablestore requires a database with UTF8 encoding")));
 
-	check_table_name(name, len);
+	table_name = arg_checked_table_name(fcinfo);
+	name = VARDATA_ANY(table_name);
+	len = VARSIZE_ANY_EXHDR(table_name);
 	rel = relation_name(name, len);
 
 	/*
+	 * The entity relation is created with the caller's rights: check them
+	 * first, so that the error names the right and not an internal statement.
+	 */
+	aclresult = pg_namespace_aclcheck(get_namespace_oid(TS_DATA_SCHEMA, false), GetUserId(), ACL_CREATE);
+	if (aclresult != ACLCHECK_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to create table \"%.*s\"", len, name),
+				 errdetail("Creating a table needs the CREATE privilege on schema " TS_DATA_SCHEMA "."),
+				 errhint("GRANT CREATE ON SCHEMA " TS_DATA_SCHEMA " TO the role.")));
+
+	/*
 	 * Claim the name in the catalog first: a concurrent create of the same
-	 * name waits here for us and then finds the name taken.
+	 * name waits here for us and then finds the name taken.  A row left
+	 * behind by a relation dropped without the event trigger is repaired.
 	 */
 	SPI_connect();
 	values[0] = PointerGetDatum(table_name);
 	values[1] = CStringGetTextDatum(rel);
-	ret = exec_catalog("INSERT INTO " TS_SCHEMA ".tables (table_name, relation_name) "
-					   "VALUES ($1, $2) ON CONFLICT DO NOTHING",
-					   2, argtypes, values);
-	if (ret != SPI_OK_INSERT)
-		elog(ERROR, "could not insert into the tablestore catalog: %s", SPI_result_code_string(ret));
-	if (SPI_processed == 0)
-		ts_ereport(ERROR, TS_TableAlreadyExists,
-				   errmsg("table \"%.*s\" already exists", len, name));
+	for (int attempt = 0;; attempt++)
+	{
+		ret = exec_catalog("INSERT INTO " TS_SCHEMA ".tables (table_name, relation_name) "
+						   "VALUES ($1, $2) ON CONFLICT DO NOTHING",
+						   2, argtypes, values);
+		if (ret != SPI_OK_INSERT)
+			elog(ERROR, "could not insert into the tablestore catalog: %s", SPI_result_code_string(ret));
+		if (SPI_processed > 0)
+			break;
+		if (attempt > 0 || !remove_stale_row(rel))
+			ts_ereport(ERROR, TS_TableAlreadyExists,
+					   errmsg("table \"%.*s\" already exists", len, name));
+	}
 
 	/*
 	 * The entity relation, created with the caller's rights, and its only
 	 * index: the unique tskey index on the keys (doc/index-am.md).  Until
 	 * ALTER EXTENSION UPDATE has created the access method (this library
-	 * serving an installation of 0.1.0), a btree primary key instead.
+	 * serving an installation of 0.1.0), a btree primary key instead.  The
+	 * CHECK constraints hold rows written with plain SQL to the rules of
+	 * keys, and props to a JSON object.
 	 */
+	if (OidIsValid(data_relation(rel)))
+		ts_ereport(ERROR, TS_TableAlreadyExists,
+				   errmsg("table \"%.*s\" already exists", len, name),
+				   errdetail("A relation named \"%s\" exists in schema " TS_DATA_SCHEMA " without a table.", rel));
 	tskey = OidIsValid(get_index_am_oid("tskey", true));
 	ret = SPI_execute(psprintf("CREATE TABLE " TS_DATA_SCHEMA ".%s ("
 							   "pk " TS_SCHEMA ".key NOT NULL, "
 							   "rk " TS_SCHEMA ".key NOT NULL, "
 							   "ts pg_catalog.timestamptz NOT NULL, "
-							   "props pg_catalog.jsonb NOT NULL%s)",
-							   quote_identifier(rel), tskey ? "" : ", PRIMARY KEY (pk, rk)"),
+							   "props pg_catalog.jsonb NOT NULL%s%s)",
+							   quote_identifier(rel),
+							   entity_checks_available() ? ENTITY_CHECKS : "",
+							   tskey ? "" : ", PRIMARY KEY (pk, rk)"),
 					  false, 0);
 	if (ret != SPI_OK_UTILITY)
 		elog(ERROR, "could not create entity relation: %s", SPI_result_code_string(ret));
@@ -243,13 +582,15 @@ create_table(PG_FUNCTION_ARGS)
  *
  * Drops the table's relation: one catalog operation whatever its size.
  * Only the relation's owner (or a member of the owning role) may do it.
+ * A table listed in the catalog whose relation is gone (dropped while event
+ * triggers did not fire) is removed from the catalog.
  */
 TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(delete_table);
 
 Datum
 delete_table(PG_FUNCTION_ARGS)
 {
-	text	   *table_name = PG_GETARG_TEXT_PP(0);
+	text	   *table_name = arg_checked_table_name(fcinfo);
 	const char *name = VARDATA_ANY(table_name);
 	int			len = VARSIZE_ANY_EXHDR(table_name);
 	char	   *rel;
@@ -258,18 +599,22 @@ delete_table(PG_FUNCTION_ARGS)
 	Datum		values[1];
 	int			ret;
 
-	check_table_name(name, len);
 	rel = relation_name(name, len);
 
 	/* ownership is checked before the lock is taken */
 	relid = RangeVarGetRelidExtended(makeRangeVar(TS_DATA_SCHEMA, rel, -1),
 									 AccessExclusiveLock, RVR_MISSING_OK,
 									 RangeVarCallbackOwnsRelation, NULL);
-	if (!OidIsValid(relid))
-		ts_ereport(ERROR, TS_ResourceNotFound,
-				   errmsg("table \"%.*s\" does not exist", len, name));
-
 	SPI_connect();
+	if (!OidIsValid(relid))
+	{
+		if (!remove_stale_row(rel))
+			ts_ereport(ERROR, TS_ResourceNotFound,
+					   errmsg("table \"%.*s\" does not exist", len, name));
+		SPI_finish();
+		PG_RETURN_VOID();
+	}
+
 	ret = SPI_execute(psprintf("DROP TABLE " TS_DATA_SCHEMA ".%s", quote_identifier(rel)), false, 0);
 	if (ret != SPI_OK_UTILITY)
 		elog(ERROR, "could not drop entity relation: %s", SPI_result_code_string(ret));

@@ -30,9 +30,12 @@
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "nodes/parsenodes.h"
 #include "nodes/pg_list.h"
 #include "storage/lockdefs.h"
 #include "utils/jsonb.h"
+#include "utils/relcache.h"
+#include "utils/snapshot.h"
 #include "utils/timestamp.h"
 
 #include "filter.h"
@@ -54,8 +57,18 @@
 #define TS_MAX_STRING_UTF16		32768	/* Edm.String, 64 KiB of UTF-16 */
 #define TS_MAX_BINARY_BYTES		65536	/* Edm.Binary */
 #define TS_MAX_ENTITY_SIZE		1048488 /* live service's observed limit */
+#define TS_MAX_SELECT			(TS_MAX_PROPERTIES + 3)	/* names of a $select */
 #define TS_MAX_BATCH_OPS		100
 #define TS_MAX_BATCH_BYTES		(4 * 1024 * 1024)
+
+/* Most bytes of a caller's value that an error message echoes. */
+#define TS_ECHO_LIMIT			100
+
+/* The heap attributes of an entity relation, as create_table makes them. */
+#define TS_ATT_PK		1
+#define TS_ATT_RK		2
+#define TS_ATT_TS		3
+#define TS_ATT_PROPS	4
 
 
 /*
@@ -92,6 +105,8 @@ extern int	ts_errcode(TsErrorCode code);
 extern const char *ts_error_name(TsErrorCode code);
 extern const char *ts_service_message(TsErrorCode code);
 extern int	ts_error_from_sqlstate(int sqlerrcode);
+extern char *ts_clip(const char *s, int len);
+extern char *ts_clip_text(const text *t);
 
 /*
  * ts_ereport(ERROR, code, errmsg(...), ...): an ereport whose SQLSTATE is
@@ -147,6 +162,7 @@ typedef struct TsEntity
 	int64		size;			/* size by the service's formula */
 } TsEntity;
 
+extern bool ts_key_is_valid(const char *s, int len);
 extern void ts_validate_key(const char *name, const char *s, int len);
 extern TsEntity *ts_entity_from_json(Jsonb *entity);
 extern TsEntity *ts_entity_keys_from_json(Jsonb *entity);
@@ -183,7 +199,9 @@ typedef struct TsOpResult
 	Jsonb	   *props;			/* NULL after a delete */
 } TsOpResult;
 
-extern RelPlans *ts_get_plans(const char *relname);
+extern RelPlans *ts_get_plans(Oid relid, const char *relname);
+extern void ts_release_plans(RelPlans *plans);
+extern AclMode ts_op_privileges(TsOpKind kind);
 extern bool ts_parse_if_match(const char *s, int64 *ticks);
 extern void ts_apply_op(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional,
 						int64 ticks, TsOpResult *result);
@@ -264,11 +282,16 @@ extern bool ts_key_range_is_point(const TsKeyRange *r);
 extern TsScanSegment *ts_point_segment(text *pk, text *rk);
 
 /* query.c */
+extern bool ts_key_exists_raw(Oid relid, text *pk, text *rk, Snapshot snapshot);
 extern bool ts_point_read(text *table_name, text *pk, text *rk, const char *select_list,
 						  Jsonb **result);
 
 /* tables.c */
-extern Oid	ts_table_open(text *table_name, LOCKMODE lockmode, char **relname);
+extern Oid	ts_table_open(text *table_name, AclMode required, LOCKMODE lockmode, char **relname,
+						  Oid *keyindex);
+extern Oid	ts_check_entity_relation(Relation heap, bool need_index);
+extern void ts_stored_row_invalid(Relation heap, const char *what) pg_attribute_noreturn();
+extern void ts_check_stored_props(Relation heap, Jsonb *props);
 extern bool ts_table_name_is_valid(const char *name, int len);
 extern text *ts_arg_table_name(FunctionCallInfo fcinfo);
 
