@@ -41,7 +41,7 @@ BEGIN
 	EXECUTE stmt;
 	RETURN 'ok';
 EXCEPTION WHEN OTHERS THEN
-	RAISE WARNING 'fixture: refused (%): %: %', SQLSTATE, left(stmt, 60), SQLERRM;
+	RAISE NOTICE 'fixture: refused (%): %: %', SQLSTATE, left(stmt, 60), SQLERRM;
 	RETURN SQLSTATE;
 END $$;
 

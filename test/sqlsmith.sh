@@ -26,15 +26,26 @@ TOTAL=${SQLSMITH_SECONDS:-60}
 SEED=${SQLSMITH_SEED:-$(( $(date +%s) % 100000 ))}
 command -v sqlsmith >/dev/null || { echo "sqlsmith is not installed (apt-get install sqlsmith)"; exit 1; }
 DIR=$(mktemp -d /tmp/tssmith.XXXXXX)
-trap 'ts_stop_server "$DIR"; rm -rf "$DIR"' EXIT
+status=0
+finish() {
+	ts_stop_server "$DIR"
+	if [ $status -eq 0 ]; then
+		rm -rf "$DIR"
+	else
+		echo "sqlsmith: statements (*.sql) and server log kept in $DIR"
+	fi
+}
+trap finish EXIT
 ts_start_server "$DIR" -c log_error_verbosity=verbose -c log_min_error_statement=error \
-	-c "log_line_prefix='%m [%p] '" -c max_stack_depth=2MB || exit 1
+	-c "log_line_prefix='%m [%p] '" || { status=1; exit 1; }
 export PGOPTIONS="-c client_min_messages=warning"
 q() { psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
 
-q -d postgres -c "CREATE DATABASE fz" >/dev/null || exit 1
-q -d fz -c "CREATE EXTENSION tablestore" -o /dev/null -f test/fuzz_fixture.sql || exit 1
-q -d fz <<'SQL' >/dev/null || exit 1
+q -d postgres -c "CREATE DATABASE fz" >/dev/null || { status=1; exit 1; }
+q -d fz -c "CREATE EXTENSION tablestore" -o /dev/null -f test/fuzz_fixture.sql || { status=1; exit 1; }
+# the odd relations the extension let the fixture make (ideally none)
+q -d fz -c "SELECT 'fixture: relations in tablestore_data: ' || string_agg(relname, ' ' ORDER BY relname) FROM pg_class WHERE relnamespace = 'tablestore_data'::regnamespace AND relkind IN ('r', 'p', 'v')"
+q -d fz <<'SQL' >/dev/null || { status=1; exit 1; }
 -- regclass values for verify_index: the tskey indexes, a btree, a table, a sequence
 CREATE TABLE fz.relations (rel regclass);
 CREATE SEQUENCE fz.seq;
@@ -60,7 +71,6 @@ SQL
 # tablestore functions callable through sqlsmith (after the narrowing)
 echo "sqlsmith: seed $SEED, $TOTAL s; $(q -d fz -c "SET search_path = fz, pg_catalog" -c "SELECT count(*) FILTER (WHERE pronamespace = 'tablestore'::regnamespace AND NOT proretset) || ' tablestore functions, ' || count(*) || ' functions in the narrowed catalog' FROM pg_proc")"
 
-status=0
 total_q=0
 total_ts=0
 # phase NAME SECONDS SEED CONNINFO: one bounded sqlsmith run; stops early when
