@@ -30,7 +30,8 @@ run in a transaction that is rolled back.
 It goes on after a failure (reconnecting after a crash) and at the end
 prints how many statements ran, their outcomes, and every distinct finding:
 a lost connection (backend crash), an internal error (XX000), an error
-message over 8 KiB (user input echoed without a bound), or a statement that
+message over 8 KiB (user input echoed without a bound) or showing "(null)"
+(a NULL pointer printed with %s), or a statement that
 ran on long after its statement_timeout (3 s) should have cancelled it.  Exits 1 if there
 was any finding.  Every statement is written to WORKDIR/statements.log.
 """
@@ -660,6 +661,8 @@ def main():
             kind = "crash (connection lost)"
         elif not ok and state == "XX000":
             kind = "internal error XX000"
+        elif not ok and "(null)" in (msg or ""):
+            kind = "error message shows \"(null)\" (a NULL pointer given to %s)"
         elif not ok and isinstance(rows, int) and rows > 8192:
             kind = "error message of %d bytes (input echoed without bound)" % rows
         if kind:

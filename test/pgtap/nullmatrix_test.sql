@@ -2,14 +2,16 @@
 -- members of extension tablestore through pg_depend), called with NULL in
 -- each argument in turn, then an empty string (an empty JSON container for
 -- jsonb), then a 10 MB value, in each text, key, cstring and jsonb argument
--- (edge integers for integer arguments), the other arguments valid.  Each
+-- (edge integers for integer arguments; an OID of nothing, a table and a
+-- btree for regclass arguments), the other arguments valid.  Each
 -- call runs as a role that owns the table (ordinary rights, no superuser),
 -- and the NULL calls again as a role without any right.  For every call:
 --   - no internal error (XX000) and, as the server survives the file, no crash;
 --   - nothing changed: the catalog, the entity relations and every entity
 --     (keys, Timestamp, properties) are as before;
 --   - the error text (message, detail, hint) stays under 8 KiB, however
---     large the input it complains about;
+--     large the input it complains about, and never shows "(null)" (a NULL
+--     pointer printed with %s);
 --   - NULL in a required argument (no default, and not a query's filter,
 --     select list, top or continuation, where NULL means none) of a function
 --     that is not STRICT raises InvalidInput (22023), as the README's error
@@ -93,7 +95,11 @@ CREATE FUNCTION pg_temp.nm_variants(pname text, ptype text) RETURNS TABLE (kind 
 			ELSE '(SELECT entity FROM pg_temp.nm_huge)' END),
 		('integer', 'zero', '0'),
 		('integer', 'negative', '-1'),
-		('integer', 'max', '2147483647')) v(ty, kind, expr)
+		('integer', 'max', '2147483647'),
+		('regclass', 'zero', '0::oid::regclass'),
+		('regclass', 'no such relation', '4000000000::oid::regclass'),
+		('regclass', 'a table', '''tablestore.tables''::regclass'),
+		('regclass', 'a btree', '''tablestore.tables_pkey''::regclass')) v(ty, kind, expr)
 	WHERE v.ty = ptype
 $$;
 
@@ -172,7 +178,7 @@ BEGIN
 	END LOOP;
 END $$;
 
-SELECT plan(4 + 3 * (SELECT count(*)::int FROM nm_cases)
+SELECT plan(4 + 4 * (SELECT count(*)::int FROM nm_cases)
 	+ (SELECT count(*)::int FROM nm_cases WHERE kind = 'NULL' AND required AND NOT isstrict));
 
 SELECT is(ARRAY(SELECT sig FROM nm_funcs WHERE 'internal' = ANY (argtypes) ORDER BY sig),
@@ -190,6 +196,10 @@ FROM nm_results ORDER BY sig, role, pos, kind;
 SELECT ok(NOT changed, format('%s as %s, %s %s: nothing changed (%s)', sig, role, coalesce(pname, ''), kind, call))
 FROM nm_results ORDER BY sig, role, pos, kind;
 SELECT cmp_ok(errlen, '<', 8192, format('%s as %s, %s %s: error text under 8 KiB', sig, role, coalesce(pname, ''), kind))
+FROM nm_results ORDER BY sig, role, pos, kind;
+-- "(null)" is what glibc prints for a NULL pointer given to %s
+SELECT ok(coalesce(message, '') NOT LIKE '%(null)%', format('%s as %s, %s %s: no "(null)" in the error (%s)',
+	sig, role, coalesce(pname, ''), kind, message))
 FROM nm_results ORDER BY sig, role, pos, kind;
 -- (a NULL key may be PropertiesNeedValue, 23502, as a null key in an entity is)
 SELECT ok(sqlstate = '22023' OR (sqlstate = '23502' AND pname IN ('partition_key', 'row_key')),
