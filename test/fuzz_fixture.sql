@@ -14,7 +14,10 @@
 -- (row-level security enabled); odd relations: Oddint (int8 keys), Oddtext
 -- (text keys, btree), Oddpart (partitioned), Oddview (a view), not made by
 -- create_table; Oddnull (a NULL props), Oddarray (props an array), Orphan
--- (relation dropped), Renamed (relation renamed) made by it and then altered.  Schema fz holds value pools (table names,
+-- (relation dropped), Renamed (relation renamed), Oddcheck (its CHECK
+-- constraints dropped, an array props, a forbidden and a 600-unit key),
+-- Oddkid (an inheritance child with a duplicate key) made by it and then
+-- altered.  Schema fz holds value pools (table names,
 -- filters, select lists, entities, ETags, keys) that sqlsmith draws column
 -- values from, and non-set-returning wrappers of the set-returning functions,
 -- which sqlsmith does not call directly.
@@ -34,6 +37,7 @@ BEGIN
 	END IF;
 END $$;
 GRANT CREATE ON SCHEMA tablestore_data TO ts_fz_owner;
+GRANT CREATE ON SCHEMA public TO ts_fz_owner;
 
 -- run one statement, reporting instead of failing when it is refused
 CREATE FUNCTION pg_temp.fz_try(stmt text) RETURNS text LANGUAGE plpgsql AS $$
@@ -98,12 +102,27 @@ SELECT pg_temp.fz_try(stmt) FROM unnest(ARRAY[
 	$s$UPDATE tablestore_data.oddnull SET props = NULL WHERE rk OPERATOR(tablestore.=) 'b'$s$,
 	$s$UPDATE tablestore_data.oddarray SET props = '[1, 2]' WHERE rk OPERATOR(tablestore.=) 'b'$s$,
 	$s$DROP TABLE tablestore_data.orphan$s$,
-	$s$ALTER TABLE tablestore_data.renamed RENAME TO renamed2$s$]) WITH ORDINALITY u(stmt, o) ORDER BY o;
+	$s$ALTER TABLE tablestore_data.renamed RENAME TO renamed2$s$,
+	-- the constraints of a real entity relation dropped by its owner, then
+	-- plain SQL storing what they forbade
+	$s$SELECT tablestore.create_table('Oddcheck')$s$,
+	$s$SELECT tablestore.insert_entity('Oddcheck', '{"PartitionKey": "a", "RowKey": "b", "A": 1}')$s$,
+	$s$SELECT tablestore.insert_entity('Oddcheck', '{"PartitionKey": "a", "RowKey": "c", "A": 2}')$s$,
+	$s$ALTER TABLE tablestore_data.oddcheck DROP CONSTRAINT entity_props_object$s$,
+	$s$ALTER TABLE tablestore_data.oddcheck DROP CONSTRAINT entity_keys_valid$s$,
+	$s$UPDATE tablestore_data.oddcheck SET props = '[1, 2]' WHERE rk OPERATOR(tablestore.=) 'c'$s$,
+	$s$INSERT INTO tablestore_data.oddcheck VALUES ('a/b', repeat('x', 600), now(), '{"B": 1}')$s$,
+	-- a real entity relation with an inheritance child holding a duplicate key
+	$s$SELECT tablestore.create_table('Oddkid')$s$,
+	$s$SELECT tablestore.insert_entity('Oddkid', '{"PartitionKey": "a", "RowKey": "b", "A": 1}')$s$,
+	$s$CREATE TABLE public.oddkid_child () INHERITS (tablestore_data.oddkid)$s$,
+	$s$INSERT INTO public.oddkid_child VALUES ('a', 'b', now(), '{"Child": 1}'), ('c', 'd', now(), '{"Child": 2}')$s$
+	]) WITH ORDINALITY u(stmt, o) ORDER BY o;
 
 GRANT SELECT, INSERT, UPDATE, DELETE ON tablestore_data.alpha, tablestore_data.beta,
 	tablestore_data.gamma, tablestore_data.policed TO ts_fz_user;
 SELECT pg_temp.fz_try(format('GRANT SELECT, INSERT, UPDATE, DELETE ON %s TO ts_fz_user', c.oid::regclass))
-FROM pg_class c WHERE c.relnamespace = 'tablestore_data'::regnamespace AND c.relkind IN ('r', 'p', 'v')
+FROM pg_class c WHERE c.relnamespace IN ('tablestore_data'::regnamespace, 'public'::regnamespace) AND c.relkind IN ('r', 'p', 'v')
 	AND (c.relname LIKE 'odd%' OR c.relname = 'renamed2');
 RESET ROLE;
 
@@ -113,6 +132,7 @@ GRANT USAGE ON SCHEMA fz TO PUBLIC;
 CREATE TABLE fz.names (name text);
 INSERT INTO fz.names VALUES ('Alpha'), ('Beta'), ('Gamma'), ('Secret'), ('Policed'), ('alpha'), ('ALPHA'),
 	('Oddint'), ('Oddtext'), ('Oddpart'), ('Oddpart_a'), ('Oddview'), ('Oddnull'), ('Oddarray'), ('Orphan'), ('Renamed'), ('Renamed2'),
+	('Oddcheck'), ('Oddkid'),
 	('Missing'), (''), ('tables'), ('a'), ('Ab'), (repeat('A', 63)), (repeat('A', 64)), ('Al pha'),
 	('Alpha;DROP TABLE x'), ('"Alpha"'), ('Älpha'), (NULL);
 CREATE TABLE fz.filters (filter text);
