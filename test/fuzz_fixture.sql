@@ -11,7 +11,8 @@
 -- Tables: Alpha (every Edm type, special Doubles, 252 properties, a long
 -- String, a large Binary), Beta (512-unit keys, CJK, supplementary
 -- characters, empty keys), Gamma (empty), Secret (nothing granted), Policed
--- (row-level security enabled); odd relations: Oddint (int8 keys), Oddtext
+-- (row-level security enabled), Longkeys (empty, for fuzz_live's probe of
+-- the longest keys); odd relations: Oddint (int8 keys), Oddtext
 -- (text keys, btree), Oddpart (partitioned), Oddview (a view), not made by
 -- create_table; Oddnull (a NULL props), Oddarray (props an array), Orphan
 -- (relation dropped), Renamed (relation renamed), Oddcheck (its CHECK
@@ -50,7 +51,7 @@ EXCEPTION WHEN OTHERS THEN
 END $$;
 
 SET ROLE ts_fz_owner;
-SELECT tablestore.create_table(t) FROM unnest(ARRAY['Alpha', 'Beta', 'Gamma', 'Secret', 'Policed']) t;
+SELECT tablestore.create_table(t) FROM unnest(ARRAY['Alpha', 'Beta', 'Gamma', 'Secret', 'Policed', 'Longkeys']) t;
 
 -- Alpha: 300 entities in 6 partitions with every type
 SELECT count(tablestore.insert_entity('Alpha', jsonb_build_object(
@@ -120,7 +121,7 @@ SELECT pg_temp.fz_try(stmt) FROM unnest(ARRAY[
 	]) WITH ORDINALITY u(stmt, o) ORDER BY o;
 
 GRANT SELECT, INSERT, UPDATE, DELETE ON tablestore_data.alpha, tablestore_data.beta,
-	tablestore_data.gamma, tablestore_data.policed TO ts_fz_user;
+	tablestore_data.gamma, tablestore_data.policed, tablestore_data.longkeys TO ts_fz_user;
 SELECT pg_temp.fz_try(format('GRANT SELECT, INSERT, UPDATE, DELETE ON %s TO ts_fz_user', c.oid::regclass))
 FROM pg_class c WHERE c.relnamespace IN ('tablestore_data'::regnamespace, 'public'::regnamespace) AND c.relkind IN ('r', 'p', 'v')
 	AND (c.relname LIKE 'odd%' OR c.relname = 'renamed2');
