@@ -10,7 +10,7 @@ export PATH="$PGBIN:$PATH"
 
 # Debian packages needed to build and test.
 ts_install_deps() {
-	local pkgs="postgresql-15 postgresql-server-dev-15 postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl make gcc clang libclang-rt-14-dev"
+	local pkgs="postgresql-15 postgresql-server-dev-15 postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl make gcc clang libclang-rt-14-dev sqlsmith python3 libpq5"
 	local missing=""
 	for p in $pkgs; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

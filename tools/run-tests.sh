@@ -4,8 +4,10 @@
 #   pgTAP through pg_prove (test/pgtap), the dump/restore round trip, a crash
 #   test (pg_ctl stop -m immediate under concurrent writes), a stress test of
 #   the tskey index (pgbench clients, VACUUM, then verify_index), a streaming
-#   standby replaying the index (test/standby.sh), the $filter parser's
-#   unit tests and a 20-second libFuzzer run.
+#   standby replaying the index (test/standby.sh), sqlsmith's random SQL
+#   (test/sqlsmith.sh), random arguments for every function on a live server
+#   (test/fuzz_live.sh), the $filter parser's unit tests and a 20-second
+#   libFuzzer run; at the end, the server log must show no crash.
 # Exits non-zero on any failure, printing regression.diffs and the server log.
 set -u
 cd "$(dirname "$0")/.."
@@ -38,12 +40,20 @@ rm -rf results regression.diffs regression.out
 run make -s installcheck PG_CONFIG="$PGBIN/pg_config"
 run psql -X -q -d postgres -c "CREATE DATABASE tap"
 run psql -X -q -d tap -c "CREATE EXTENSION pgtap" -c "CREATE EXTENSION tablestore"
-run pg_prove -d tap --failures test/pgtap/*.sql
+# nullmatrix_test.sql (every function with NULL, empty and 10 MB arguments)
+# runs last of all on this server, so that if it crashes the server it takes
+# no other test down with it
+run pg_prove -d tap --failures $(ls test/pgtap/*.sql | grep -v /nullmatrix_test.sql)
 run bash test/dump_restore.sh
 run bash test/crash.sh
 run bash test/stress.sh
 run bash test/tskey_corrupt.sh
 run bash test/standby.sh
+# random input on live servers of their own: sqlsmith's random SQL, and
+# random arguments for every function of the extension (each reports how
+# many statements it ran; SQLSMITH_SECONDS, FUZZ_LIVE_SECONDS)
+run bash test/sqlsmith.sh
+run bash test/fuzz_live.sh
 
 # The $filter parser on its own: unit tests, then a bounded fuzz run seeded
 # with the test filters (any crash or broken round trip fails the run).
@@ -60,6 +70,19 @@ fuzz() {
 	return $rc
 }
 run fuzz
+
+run pg_prove -d tap --failures test/pgtap/nullmatrix_test.sql
+
+# The server that ran the suite must have survived all of it: no backend
+# killed by a signal, no crash restart, no PANIC, no failed assertion.
+servercheck() {
+	if grep -E "was terminated by signal|terminating any other active server processes|PANIC:|^TRAP:" "$TMP/server.log"; then
+		echo "the server log shows a crash"
+		return 1
+	fi
+	echo "no crash in the server log"
+}
+run servercheck
 
 if [ $status -eq 0 ]; then echo "== all tests passed"; else echo "== TESTS FAILED"; fi
 exit $status
