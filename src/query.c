@@ -849,7 +849,7 @@ query_page_rows(PG_FUNCTION_ARGS)
 	{
 		MemoryContext old;
 		text	   *table_name = ts_arg_table_name(fcinfo);
-		TsQueryPlan *plan = arg_plan(fcinfo, 1);
+		TsQueryPlan *plan;
 		int64		top = arg_top(fcinfo, 3, TS_MAX_PAGE, TS_MAX_PAGE);
 		text	   *next_pk;
 		text	   *next_rk;
@@ -863,7 +863,9 @@ query_page_rows(PG_FUNCTION_ARGS)
 			elog(ERROR, "return type must be a row type");
 		arg_continuation(fcinfo, 4, &next_pk, &next_rk);
 		funcctx = SRF_FIRSTCALL_INIT();
+		/* everything the scan uses across calls lives in the multi-call memory */
 		old = MemoryContextSwitchTo(funcctx->multi_call_memory_ctx);
+		plan = arg_plan(fcinfo, 1);
 		ps = palloc0(sizeof(PageScan));
 		ps->top = top;
 		ps->desc = BlessTupleDesc(CreateTupleDescCopy(desc));
