@@ -313,11 +313,20 @@ verify_index(PG_FUNCTION_ARGS)
 	LOCKMODE	lockmode;
 	AclResult	aclresult;
 
-	if (get_rel_relkind(indexoid) != RELKIND_INDEX)
+	/* a regclass can hold any OID: one of nothing, or of a dropped relation */
+	if (get_rel_relkind(indexoid) == '\0' ||
+		!OidIsValid(heapoid = IndexGetRelation(indexoid, true)))
+	{
+		char	   *name = get_rel_name(indexoid);
+
+		if (name == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_TABLE),
+					 errmsg("relation with OID %u does not exist", indexoid)));
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not an index", get_rel_name(indexoid))));
-	heapoid = IndexGetRelation(indexoid, false);
+				 errmsg("\"%s\" is not an index", name)));
+	}
 	/* it reads every entity of the table: only for those who may */
 	aclresult = pg_class_aclcheck(heapoid, GetUserId(), ACL_SELECT);
 	if (aclresult != ACLCHECK_OK)
