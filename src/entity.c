@@ -543,6 +543,51 @@ value_size(TsEdmType type, int64 len)
 	return 0;					/* keep the compiler quiet */
 }
 
+/* Whether a JSON number has a fraction (numeric_out would show a '.'). */
+static bool
+numeric_has_fraction(const JsonbValue *v)
+{
+	return DatumGetInt32(DirectFunctionCall1(numeric_scale, NumericGetDatum(v->val.numeric))) > 0;
+}
+
+/*
+ * Whether a GUID that ts_parse_guid accepted is in its canonical form
+ * already: 36 characters, hyphenated, lower-case hex digits.
+ */
+static bool
+guid_is_canonical(const char *s, int len)
+{
+	if (len != 36)
+		return false;
+	for (int i = 0; i < len; i++)
+		if (s[i] >= 'A' && s[i] <= 'F')
+			return false;
+	return true;
+}
+
+/*
+ * Whether base64 that ts_check_base64 accepted is canonical: the bits the
+ * last character carries beyond the data are zero (else decoding and
+ * encoding again gives another text).
+ */
+static bool
+base64_is_canonical(const char *s, int len)
+{
+	int			pad;
+	const char *p;
+	int			c;
+
+	if (len == 0)
+		return true;
+	pad = (s[len - 1] == '=') + (len > 1 && s[len - 2] == '=');
+	if (pad == 0)
+		return true;
+	p = &s[len - 1 - pad];
+	c = (*p >= 'A' && *p <= 'Z') ? *p - 'A' : (*p >= 'a' && *p <= 'z') ? *p - 'a' + 26 :
+		(*p >= '0' && *p <= '9') ? *p - '0' + 52 : (*p == '+') ? 62 : 63;
+	return (c & (pad == 1 ? 0x3 : 0xF)) == 0;
+}
+
 /*
  * Check one property's value against its type and push its canonical name,
  * value and annotation.  Returns the value's size by the service's formula.
@@ -587,9 +632,8 @@ push_property(PropsBuilder *st, const Member *m, const Member *annotation)
 		type = EDM_BOOLEAN;
 	else
 	{
-		char	   *txt = numeric_text(v);
-
-		type = (strpbrk(txt, ".eE") != NULL) ? EDM_DOUBLE : EDM_INT32;
+		/* numeric_out shows a fraction exactly when the scale is positive */
+		type = numeric_has_fraction(v) ? EDM_DOUBLE : EDM_INT32;
 	}
 
 	pb_string(st, m->name, m->namelen);
@@ -614,6 +658,19 @@ push_property(PropsBuilder *st, const Member *m, const Member *annotation)
 				int64		i;
 				JsonbValue	out;
 
+				if (v->type == jbvNumeric && type == EDM_INT32)
+				{
+					/* an integral number in range is stored as it is */
+					bool		error = false;
+
+					if (numeric_has_fraction(v))
+						invalid_value(m, type);
+					(void) numeric_int4_opt_error(v->val.numeric, &error);
+					if (error)
+						invalid_value(m, type);
+					pb_value(st, (JsonbValue *) v);
+					break;
+				}
 				if (v->type == jbvNumeric)
 					txt = numeric_text(v);
 				else if (v->type == jbvString)
@@ -672,7 +729,10 @@ push_property(PropsBuilder *st, const Member *m, const Member *annotation)
 				if (v->type != jbvString ||
 					!ts_parse_guid(v->val.string.val, v->val.string.len, g))
 					invalid_value(m, type);
-				pb_cstring(st, ts_format_guid(g));
+				if (guid_is_canonical(v->val.string.val, v->val.string.len))
+					pb_value(st, (JsonbValue *) v);
+				else
+					pb_cstring(st, ts_format_guid(g));
 				annotate = true;
 				break;
 			}
@@ -691,15 +751,20 @@ push_property(PropsBuilder *st, const Member *m, const Member *annotation)
 					ts_ereport(ERROR, TS_PropertyValueTooLarge,
 							   errmsg("value of property \"%s\" is longer than %d bytes",
 									  ts_clip(m->name, m->namelen), TS_MAX_BINARY_BYTES));
-				/* decode and encode again, so that the stored form is canonical */
-				raw = palloc(pg_b64_dec_len(v->val.string.len) + 1);
-				nbytes = pg_b64_decode(v->val.string.val, v->val.string.len, raw,
-									   pg_b64_dec_len(v->val.string.len));
-				if (nbytes < 0)
-					invalid_value(m, type);
-				enc = palloc(pg_b64_enc_len(nbytes) + 1);
-				enclen = pg_b64_encode(raw, nbytes, enc, pg_b64_enc_len(nbytes));
-				pb_string(st, enc, enclen);
+				if (base64_is_canonical(v->val.string.val, v->val.string.len))
+					pb_value(st, (JsonbValue *) v);
+				else
+				{
+					/* decode and encode again, so that the stored form is canonical */
+					raw = palloc(pg_b64_dec_len(v->val.string.len) + 1);
+					nbytes = pg_b64_decode(v->val.string.val, v->val.string.len, raw,
+										   pg_b64_dec_len(v->val.string.len));
+					if (nbytes < 0)
+						invalid_value(m, type);
+					enc = palloc(pg_b64_enc_len(nbytes) + 1);
+					enclen = pg_b64_encode(raw, nbytes, enc, pg_b64_enc_len(nbytes));
+					pb_string(st, enc, enclen);
+				}
 				len = nbytes;
 				annotate = true;
 				break;

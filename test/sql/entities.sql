@@ -117,3 +117,13 @@ SELECT tablestore.validate_entity('{"PartitionKey": "p", "RowKey": "r", "X": "0x
 SELECT tablestore.validate_entity('{"RowKey": "r"}');
 SELECT tablestore.validate_entity(NULL);
 \set VERBOSITY default
+-- values already canonical are stored as given; others are brought into form
+SELECT tablestore.validate_entity('{"PartitionKey": "p", "RowKey": "r",
+	"B": "AQJ=", "B@odata.type": "Edm.Binary", "C": "AQI=", "C@odata.type": "Edm.Binary", "E": "", "E@odata.type": "Edm.Binary",
+	"G": "3F2504E0-4F89-11D3-9A0C-0305E82C3301", "G@odata.type": "Edm.Guid",
+	"H": "3f2504e0-4f89-11d3-9a0c-0305e82c3301", "H@odata.type": "Edm.Guid",
+	"I": 100, "J": 1e2, "K": 5.0, "L": -7, "L@odata.type": "Edm.Int32"}') AS canonical;
+\set VERBOSITY terse
+SELECT tablestore.validate_entity('{"PartitionKey": "p", "RowKey": "r", "L": 5.0, "L@odata.type": "Edm.Int32"}');
+SELECT tablestore.validate_entity('{"PartitionKey": "p", "RowKey": "r", "M": 2147483648}');
+\set VERBOSITY default
