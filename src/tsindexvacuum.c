@@ -24,8 +24,9 @@
 #include "access/generic_xlog.h"
 #include "commands/vacuum.h"
 #include "miscadmin.h"
-#include "storage/indexfsm.h"
 #include "storage/bufpage.h"
+#include "storage/indexfsm.h"
+#include "storage/lmgr.h"
 #include "utils/rel.h"
 
 #include "tablestore.h"
@@ -669,8 +670,20 @@ static void
 record_free_pages(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 {
 	Relation	index = info->index;
-	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+	bool		needLock = !RELATION_IS_LOCAL(index);
+	BlockNumber nblocks;
 
+	/*
+	 * The length under the extension lock, as btvacuumscan reads it: an
+	 * extender locks its new page before it lets go of that lock, so a new
+	 * page counted here is either being initialised (its lock makes us
+	 * wait) or was left so by an error, and may be reused.
+	 */
+	if (needLock)
+		LockRelationForExtension(index, ExclusiveLock);
+	nblocks = RelationGetNumberOfBlocks(index);
+	if (needLock)
+		UnlockRelationForExtension(index, ExclusiveLock);
 	stats->pages_deleted = 0;
 	stats->pages_free = 0;
 	for (BlockNumber blkno = TSK_ROOT_BLKNO + 1; blkno < nblocks; blkno++)
