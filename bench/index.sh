@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # bench/index.sh: the tskey index against a btree on (pk COLLATE "C",
 # rk COLLATE "C"), side by side in one run on a throwaway server: index
-# size, build time, point lookups, inserts and 100-row range scans, on
+# size, build time, point lookups, inserts, WAL per insert (steady state,
+# and the index's part of it: less a table without index) and 100-row
+# range scans, on
 # 1,000,000 entities in 1,000 partitions, with short keys (tenant0042 /
 # 00000042) and with 36-character GUID keys.  Writes
 # bench/results/index.md.
@@ -15,6 +17,7 @@ cd "$(dirname "$0")/.."
 ROWS=${ROWS:-1000000}
 PARTITIONS=${PARTITIONS:-1000}
 SECONDS_PER_RUN=${SECONDS_PER_RUN:-10}
+INSERTS=${INSERTS:-20000}
 SETTINGS="-c shared_buffers=1GB -c synchronous_commit=off -c max_wal_size=8GB -c checkpoint_timeout=30min -c maintenance_work_mem=512MB"
 
 ts_build_install
@@ -90,6 +93,22 @@ EOF
 	point_a=$(tps "$DIR/point_ta.sql"); point_b=$(tps "$DIR/point_tb.sql")
 	range_a=$(tps "$DIR/range_ta.sql"); range_b=$(tps "$DIR/range_tb.sql")
 	insert_a=$(tps "$DIR/insert_ta.sql"); insert_b=$(tps "$DIR/insert_tb.sql")
+	# WAL per insert in steady state (the pages the insert runs touched
+	# already carry their full image since the checkpoint): the WAL of
+	# INSERTS more inserts, less that of the same inserts into a table
+	# without an index (heap and commit), is the index's part
+	q -c "CREATE TABLE IF NOT EXISTS tn (pk text, rk text, v int)" -c "TRUNCATE tn" \
+		-c "INSERT INTO tn SELECT pk, rk, v FROM tb LIMIT 1000"
+	sed 's/INSERT INTO tb /INSERT INTO tn /' "$DIR/insert_tb.sql" >"$DIR/insert_tn.sql"
+	walper() {
+		local before after
+		before=$(q -c "SELECT pg_current_wal_insert_lsn()")
+		pgbench -n -M prepared -c 1 -t "$INSERTS" -D rows="$ROWS" -D parts="$PARTITIONS" -f "$1" postgres >/dev/null 2>&1
+		after=$(q -c "SELECT pg_current_wal_insert_lsn()")
+		q -c "SELECT round(pg_wal_lsn_diff('$after', '$before') / $INSERTS)"
+	}
+	pgbench -n -M prepared -c 1 -t "$INSERTS" -D rows="$ROWS" -D parts="$PARTITIONS" -f "$DIR/insert_tn.sql" postgres >/dev/null 2>&1
+	wal_a=$(walper "$DIR/insert_ta.sql"); wal_b=$(walper "$DIR/insert_tb.sql"); wal_n=$(walper "$DIR/insert_tn.sql")
 	q -c "SELECT tablestore.verify_index('ta_key')" >/dev/null
 
 	{
@@ -98,6 +117,8 @@ EOF
 		echo "| $keys | point lookups (tps) | $point_a | $point_b | $(ratio "$point_a" "$point_b") |"
 		echo "| $keys | 100-row range scans (tps) | $range_a | $range_b | $(ratio "$range_a" "$range_b") |"
 		echo "| $keys | inserts (tps) | $insert_a | $insert_b | $(ratio "$insert_a" "$insert_b") |"
+		echo "| $keys | WAL per insert, all (bytes) | $wal_a | $wal_b | $(ratio "$wal_a" "$wal_b") |"
+		echo "| $keys | WAL per insert, index part (bytes) | $((wal_a - wal_n)) | $((wal_b - wal_n)) | $(ratio $((wal_a - wal_n)) $((wal_b - wal_n))) |"
 	} >>"$OUT/index.md"
 done
 cat "$OUT/index.md"

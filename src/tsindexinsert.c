@@ -570,6 +570,17 @@ restart:
 		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 		tsk_check_page(index, buf);
 		page = BufferGetPage(buf);
+		if (TskPageIsDeleted(TskPageGetOpaque(page)))
+		{
+			/*
+			 * Cannot happen while the parent is held (deleting a page
+			 * takes its parent's lock), but a descent that meets a deleted
+			 * page starts over.
+			 */
+			UnlockReleaseBuffer(buf);
+			UnlockReleaseBuffer(parent);
+			goto restart;
+		}
 		if (TskPageGetOpaque(page)->level == 0)
 		{
 			if (!leaf_has_room(page, e))

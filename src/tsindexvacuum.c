@@ -12,7 +12,8 @@
  *
  * Leaves left empty are then deleted: unlinked from their parent and
  * siblings in one record, their key range given to a sibling under the
- * same parent, and marked with a safexid.  amvacuumcleanup records the
+ * same parent, and marked with a safexid; a parent whose only child such a
+ * leaf is gets dissolved into a sibling first.  amvacuumcleanup records the
  * deleted pages no running transaction can still reach in the free space
  * map, from where splits reuse them.  See doc/index-am.md.
  *
@@ -23,7 +24,9 @@
 #include "access/generic_xlog.h"
 #include "commands/vacuum.h"
 #include "miscadmin.h"
+#include "storage/bufpage.h"
 #include "storage/indexfsm.h"
+#include "storage/lmgr.h"
 #include "utils/rel.h"
 
 #include "tablestore.h"
@@ -160,6 +163,38 @@ lock_leaf(Relation index, BlockNumber blkno)
 }
 
 /*
+ * key_below_hikey: a search key inside the key range of a page: just below
+ * its high key (the high key with the TID before its own, or before every
+ * TID of its keys for the first TID), or +infinity for the rightmost page.
+ * Any key of the range leads a descent to the page's parent.
+ */
+static void
+key_below_hikey(Page page, TskSearchKey *sk)
+{
+	TskPivot	pivot;
+	BlockNumber tblk;
+	OffsetNumber toff;
+
+	memset(sk, 0, sizeof(*sk));
+	if (TskPageIsRightmost(TskPageGetOpaque(page)))
+	{
+		sk->nkeys = 0;
+		sk->side = 1;
+		return;
+	}
+	tsk_pivot_read(page, TSK_HIKEY, &pivot);
+	sk->key = tsk_copy_entry(&pivot.key);
+	tblk = ItemPointerGetBlockNumberNoCheck(&sk->key.tid);
+	toff = ItemPointerGetOffsetNumberNoCheck(&sk->key.tid);
+	if (toff > 1)
+		ItemPointerSet(&sk->key.tid, tblk, toff - 1);
+	else if (tblk > 0)
+		ItemPointerSet(&sk->key.tid, tblk - 1, MaxOffsetNumber);
+	sk->nkeys = (toff > 1 || tblk > 0) ? 3 : 2;
+	sk->side = -1;
+}
+
+/*
  * delete_leaf: delete the leaf blkno if it is still empty, and return
  * whether it was.  Its parent is locked first, then the leaves left to
  * right (the order of every lock in the tree): left sibling, the leaf,
@@ -167,14 +202,15 @@ lock_leaf(Relation index, BlockNumber blkno)
  * is a child of the same parent (the leaf's downlink then leads to it and
  * the sibling's downlink goes), else to its left sibling under the same
  * parent (the leaf's downlink goes, and the left sibling takes the leaf's
- * high key).  A leaf that is its parent's only child stays (deleting the
- * parent as well is not done).  One generic WAL record of at most four
+ * high key).  A leaf that is its parent's only child is not deleted: its
+ * parent's block is returned in *lone_parent, to be dissolved first.  One
+ * generic WAL record of at most four
  * pages: parent, left sibling, leaf, right sibling; the leaf becomes a
  * deleted page keeping its links, for scans that land on it, and its
  * safexid.
  */
 static bool
-delete_leaf(Relation index, BlockNumber blkno)
+delete_leaf(Relation index, BlockNumber blkno, BlockNumber *lone_parent)
 {
 	Buffer		buf,
 				pbuf,
@@ -206,32 +242,7 @@ delete_leaf(Relation index, BlockNumber blkno)
 		UnlockReleaseBuffer(buf);
 		return false;
 	}
-	memset(&sk, 0, sizeof(sk));
-	if (TskPageIsRightmost(op))
-	{
-		sk.nkeys = 0;
-		sk.side = 1;
-	}
-	else
-	{
-		BlockNumber tblk;
-		OffsetNumber toff;
-
-		/*
-		 * Just below the high key: the high key with the TID before its
-		 * own (or, for the first TID, before every TID of its keys).
-		 */
-		tsk_pivot_read(page, TSK_HIKEY, &pivot);
-		sk.key = tsk_copy_entry(&pivot.key);
-		tblk = ItemPointerGetBlockNumberNoCheck(&sk.key.tid);
-		toff = ItemPointerGetOffsetNumberNoCheck(&sk.key.tid);
-		if (toff > 1)
-			ItemPointerSet(&sk.key.tid, tblk, toff - 1);
-		else if (tblk > 0)
-			ItemPointerSet(&sk.key.tid, tblk - 1, MaxOffsetNumber);
-		sk.nkeys = (toff > 1 || tblk > 0) ? 3 : 2;
-		sk.side = -1;
-	}
+	key_below_hikey(page, &sk);
 	lblk = op->prev;
 	UnlockReleaseBuffer(buf);
 
@@ -260,7 +271,11 @@ delete_leaf(Relation index, BlockNumber blkno)
 		tsk_pivot_read(page, off - 1, &pivot);
 	}
 	else
+	{
+		/* the parent's only child: the parent must go first (dissolve) */
+		*lone_parent = BufferGetBlockNumber(pbuf);
 		goto done;
+	}
 	sibling = pivot.child;
 	if (side == MERGE_LEFT && lblk != sibling)
 		goto done;
@@ -357,6 +372,263 @@ done:
 	return ok;
 }
 
+/* lock_internal: an exclusively locked live page of the level, or InvalidBuffer. */
+static Buffer
+lock_internal(Relation index, BlockNumber blkno, uint16 level)
+{
+	Buffer		buf = ReadBuffer(index, blkno);
+	TskPageOpaque op;
+
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	tsk_check_page(index, buf);
+	op = TskPageGetOpaque(BufferGetPage(buf));
+	if (op->level != level || TskPageIsDeleted(op))
+	{
+		UnlockReleaseBuffer(buf);
+		return InvalidBuffer;
+	}
+	return buf;
+}
+
+/*
+ * rebuild_internal: write into scratch the internal page src with its
+ * pivots replaced by the n given (the first one's key stands for minus
+ * infinity and is written as such) and the given high key (or none) and
+ * right link.  Returns false if they do not fit.
+ */
+static bool
+rebuild_internal(Page src, char *scratch, const TskPivot *pivots, int n,
+				 const TskEntry *hikey, BlockNumber next)
+{
+	TskPageOpaque op = TskPageGetOpaque(src);
+	TskEntry	minus_inf;
+
+	memcpy(scratch, src, BLCKSZ);
+	tsk_init_page((Page) scratch, op->level, op->prev, next);
+	PageSetLSN((Page) scratch, PageGetLSN(src));
+	if (hikey && !tsk_page_add_pivot((Page) scratch, TSK_HIKEY, InvalidBlockNumber, hikey))
+		return false;
+	memset(&minus_inf, 0, sizeof(minus_inf));
+	for (int i = 0; i < n; i++)
+		if (!tsk_page_add_pivot((Page) scratch, InvalidOffsetNumber, pivots[i].child,
+								i == 0 ? &minus_inf : &pivots[i].key))
+			return false;
+	return true;
+}
+
+/* page_pivots: the pivots of an internal page, keys copied. */
+static int
+page_pivots(Page page, TskPivot *pivots)
+{
+	TskPageOpaque op = TskPageGetOpaque(page);
+	int			n = 0;
+
+	if (PageGetMaxOffsetNumber(page) > TSK_MAX_ENTRIES_PER_PAGE)
+		tsk_corrupt("too many pivots");
+	for (OffsetNumber off = TskFirstData(op); off <= PageGetMaxOffsetNumber(page); off++, n++)
+	{
+		tsk_pivot_read(page, off, &pivots[n]);
+		pivots[n].key = tsk_copy_entry(&pivots[n].key);
+	}
+	return n;
+}
+
+/*
+ * dissolve: delete the internal page blkno (of the given level), whose only
+ * child is an empty leaf's ancestor, giving that child to a sibling under
+ * the same parent: prepended to the right sibling (whose old first child
+ * gets the sibling's low key as its pivot), or appended to the left one
+ * (which takes the page's high key).  The parent's pivots change as for a
+ * leaf's deletion, and the key ranges of the child and everything below it
+ * stay as they are.  If the page is its parent's only child, the parent is
+ * dissolved first (up to the root's children; the root is never deleted).
+ * Locks: parent, then the page's level left to right (left sibling, page,
+ * right sibling); one generic WAL record of those four pages.  A split
+ * pass or descent that reaches the deleted page starts over from the root.
+ */
+static bool
+dissolve(Relation index, BlockNumber blkno, uint16 level, int depth)
+{
+	Buffer		buf,
+				gbuf,
+				lbuf = InvalidBuffer,
+				rbuf = InvalidBuffer;
+	Page		page,
+				gpage;
+	TskPageOpaque op;
+	TskSearchKey sk;
+	OffsetNumber off,
+				first,
+				maxoff;
+	TskPivot	pivot,
+				lowpivot;
+	BlockNumber lblk,
+				rblk,
+				child;
+	bool		right;
+	bool		ok = false;
+	TskPivot   *pivots = NULL;
+	PGAlignedBlock scratch;
+	GenericXLogState *state;
+
+	check_stack_depth();
+	CHECK_FOR_INTERRUPTS();
+	if (blkno == TSK_ROOT_BLKNO || depth > 16)
+		return false;
+	buf = ReadBuffer(index, blkno);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	tsk_check_page(index, buf);
+	page = BufferGetPage(buf);
+	op = TskPageGetOpaque(page);
+	if (op->level != level || TskPageIsDeleted(op) ||
+		PageGetMaxOffsetNumber(page) != TskFirstData(op))
+	{
+		UnlockReleaseBuffer(buf);
+		return false;
+	}
+	key_below_hikey(page, &sk);
+	UnlockReleaseBuffer(buf);
+
+again:
+	gbuf = tsk_descend_level(index, &sk, level + 1, true);
+	if (!BufferIsValid(gbuf))
+		return false;
+	gpage = BufferGetPage(gbuf);
+	first = TskFirstData(TskPageGetOpaque(gpage));
+	maxoff = PageGetMaxOffsetNumber(gpage);
+	for (off = first; off <= maxoff; off++)
+	{
+		tsk_pivot_read(gpage, off, &pivot);
+		if (pivot.child == blkno)
+			break;
+	}
+	if (off > maxoff)
+		goto done;
+	if (first == maxoff)
+	{
+		/* the parent's only child: dissolve the parent first */
+		BlockNumber gblk = BufferGetBlockNumber(gbuf);
+
+		UnlockReleaseBuffer(gbuf);
+		if (dissolve(index, gblk, level + 1, depth + 1))
+			goto again;
+		return false;
+	}
+	right = off < maxoff;
+	/* the low key of the right sibling, or of this page */
+	tsk_pivot_read(gpage, right ? off + 1 : off, &lowpivot);
+	lowpivot.key = tsk_copy_entry(&lowpivot.key);
+	tsk_pivot_read(gpage, right ? off + 1 : off - 1, &pivot);
+
+	/* this level, left to right */
+	buf = ReadBuffer(index, blkno);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	lblk = TskPageGetOpaque(BufferGetPage(buf))->prev;
+	UnlockReleaseBuffer(buf);
+	buf = InvalidBuffer;
+	if (!right && lblk != pivot.child)
+		goto done;
+	if (lblk != InvalidBlockNumber)
+	{
+		lbuf = lock_internal(index, lblk, level);
+		if (!BufferIsValid(lbuf) || TskPageGetOpaque(BufferGetPage(lbuf))->next != blkno)
+			goto done;
+	}
+	buf = lock_internal(index, blkno, level);
+	if (!BufferIsValid(buf))
+		goto done;
+	page = BufferGetPage(buf);
+	op = TskPageGetOpaque(page);
+	if (op->prev != lblk || PageGetMaxOffsetNumber(page) != TskFirstData(op))
+		goto done;
+	rblk = op->next;
+	if (right && rblk != pivot.child)
+		goto done;
+	if (rblk != InvalidBlockNumber)
+	{
+		rbuf = lock_internal(index, rblk, level);
+		if (!BufferIsValid(rbuf) || TskPageGetOpaque(BufferGetPage(rbuf))->prev != blkno)
+			goto done;
+	}
+	tsk_pivot_read(page, TskFirstData(op), &pivot);
+	child = pivot.child;
+
+	/* the sibling that takes the child, rebuilt in scratch */
+	pivots = palloc((TSK_MAX_ENTRIES_PER_PAGE + 1) * sizeof(TskPivot));
+	if (right)
+	{
+		Page		rpage = BufferGetPage(rbuf);
+		TskPageOpaque rop = TskPageGetOpaque(rpage);
+		int			n = page_pivots(rpage, pivots + 1);
+		TskPivot	rhikey;
+
+		if (n < 1)
+			goto done;
+		pivots[0].child = child;
+		pivots[1].key = lowpivot.key;	/* its old first child's lower bound */
+		if (!TskPageIsRightmost(rop))
+			tsk_pivot_read(rpage, TSK_HIKEY, &rhikey);
+		if (!rebuild_internal(rpage, scratch.data, pivots, n + 1,
+							  TskPageIsRightmost(rop) ? NULL : &rhikey.key, rop->next))
+			goto done;
+		TskPageGetOpaque((Page) scratch.data)->prev = lblk;
+	}
+	else
+	{
+		Page		lpage = BufferGetPage(lbuf);
+		int			n = page_pivots(lpage, pivots);
+		TskPivot	hikey;
+
+		pivots[n].child = child;
+		pivots[n].key = lowpivot.key;	/* this page's lower bound */
+		if (!TskPageIsRightmost(op))
+			tsk_pivot_read(page, TSK_HIKEY, &hikey);
+		if (!rebuild_internal(lpage, scratch.data, pivots, n + 1,
+							  TskPageIsRightmost(op) ? NULL : &hikey.key, rblk))
+			goto done;
+	}
+
+	state = GenericXLogStart(index);
+	{
+		Page		g = GenericXLogRegisterBuffer(state, gbuf, 0);
+		Page		d = GenericXLogRegisterBuffer(state, buf, 0);
+
+		if (right)
+		{
+			Size		len;
+			char	   *item = (char *) tsk_item(g, off, &len);
+
+			memcpy(item, &rblk, sizeof(BlockNumber));
+			PageIndexTupleDelete(g, off + 1);
+			memcpy(GenericXLogRegisterBuffer(state, rbuf, 0), scratch.data, BLCKSZ);
+			if (BufferIsValid(lbuf))
+				TskPageGetOpaque(GenericXLogRegisterBuffer(state, lbuf, 0))->next = rblk;
+		}
+		else
+		{
+			PageIndexTupleDelete(g, off);
+			memcpy(GenericXLogRegisterBuffer(state, lbuf, 0), scratch.data, BLCKSZ);
+			if (BufferIsValid(rbuf))
+				TskPageGetOpaque(GenericXLogRegisterBuffer(state, rbuf, 0))->prev = lblk;
+		}
+		tsk_init_deleted(d, lblk, rblk);
+	}
+	GenericXLogFinish(state);
+	ok = true;
+
+done:
+	if (pivots)
+		pfree(pivots);
+	if (BufferIsValid(rbuf))
+		UnlockReleaseBuffer(rbuf);
+	if (BufferIsValid(buf))
+		UnlockReleaseBuffer(buf);
+	if (BufferIsValid(lbuf))
+		UnlockReleaseBuffer(lbuf);
+	UnlockReleaseBuffer(gbuf);
+	return ok;
+}
+
 /*
  * vacuum_pass: the leaf walk, then the deletion of the leaves it left
  * empty (concurrent inserts may have filled some again: each is checked
@@ -372,9 +644,19 @@ vacuum_pass(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	vacuum_leaves(info, stats, callback, callback_state, &empty, &nempty);
 	for (int i = 0; i < nempty; i++)
 	{
+		BlockNumber lone_parent = InvalidBlockNumber;
+
 		vacuum_delay_point();
-		if (delete_leaf(info->index, empty[i]))
+		if (delete_leaf(info->index, empty[i], &lone_parent))
 			stats->pages_newly_deleted++;
+		else if (lone_parent != InvalidBlockNumber && lone_parent != TSK_ROOT_BLKNO &&
+				 dissolve(info->index, lone_parent, 1, 0))
+		{
+			stats->pages_newly_deleted++;
+			lone_parent = InvalidBlockNumber;
+			if (delete_leaf(info->index, empty[i], &lone_parent))
+				stats->pages_newly_deleted++;
+		}
 	}
 	pfree(empty);
 }
@@ -388,8 +670,20 @@ static void
 record_free_pages(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 {
 	Relation	index = info->index;
-	BlockNumber nblocks = RelationGetNumberOfBlocks(index);
+	bool		needLock = !RELATION_IS_LOCAL(index);
+	BlockNumber nblocks;
 
+	/*
+	 * The length under the extension lock, as btvacuumscan reads it: an
+	 * extender locks its new page before it lets go of that lock, so a new
+	 * page counted here is either being initialised (its lock makes us
+	 * wait) or was left so by an error, and may be reused.
+	 */
+	if (needLock)
+		LockRelationForExtension(index, ExclusiveLock);
+	nblocks = RelationGetNumberOfBlocks(index);
+	if (needLock)
+		UnlockRelationForExtension(index, ExclusiveLock);
 	stats->pages_deleted = 0;
 	stats->pages_free = 0;
 	for (BlockNumber blkno = TSK_ROOT_BLKNO + 1; blkno < nblocks; blkno++)

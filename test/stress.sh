@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test/stress.sh: the tskey index under concurrent load.
 # Starts its own server; pgbench clients run random inserts, upserts,
-# merges, deletes and ordered range scans on a few partitions of one table
+# merges, deletes and ordered range scans both ways on a few partitions of one table,
+# and a rolling window with scans both ways in another (VACUUM deletes and reuses its leaves)
 # (keys long enough, and some in CJK, that the index splits often) while a
 # loop VACUUMs it and another runs verify_index (no false report under
 # load); then verify_index checks the index against the heap, and
@@ -21,11 +22,14 @@ q() { psql -X -q -At -v ON_ERROR_STOP=1 -d postgres "$@"; }
 q <<'SQL' >/dev/null || exit 1
 CREATE EXTENSION tablestore;
 SELECT tablestore.create_table('Stress');
+CREATE SEQUENCE stress_w;
+CREATE FUNCTION currval_or_zero() RETURNS bigint LANGUAGE sql AS $$ SELECT last_value FROM stress_w $$;
 -- one random operation; the errors a random key may meet are expected
 CREATE FUNCTION stress_op(op int, p int, r int) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE
 	kp text := CASE WHEN p = 5 THEN repeat('漢', 200) || p ELSE 'p' || p END;
 	kr text := lpad(r::text, 6, '0') || repeat('x', 30);
+	w bigint := CASE WHEN op = 12 THEN nextval('stress_w') ELSE currval_or_zero() END;
 BEGIN
 	IF op <= 3 THEN
 		PERFORM tablestore.insert_entity('Stress', jsonb_build_object('PartitionKey', kp, 'RowKey', kr, 'N', r));
@@ -35,11 +39,34 @@ BEGIN
 		PERFORM tablestore.merge_entity('Stress', jsonb_build_object('PartitionKey', kp, 'RowKey', kr, 'U', op));
 	ELSIF op <= 8 THEN
 		PERFORM tablestore.delete_entity('Stress', kp, kr);
-	ELSE
+	ELSIF op = 9 THEN
 		PERFORM count(*) FROM (SELECT 1 FROM tablestore_data.stress
 			WHERE pk OPERATOR(tablestore.=) kp::tablestore.key
 				AND rk OPERATOR(tablestore.>=) kr::tablestore.key
 			ORDER BY rk LIMIT 100) s;
+	ELSIF op = 12 THEN
+		-- a rolling window in partition w: the newest key in, the ones
+		-- 2,000 behind out, so that VACUUM deletes and reuses leaves
+		PERFORM tablestore.insert_entity('Stress', jsonb_build_object('PartitionKey', 'w', 'RowKey', lpad(w::text, 10, '0')));
+		DELETE FROM tablestore_data.stress WHERE pk OPERATOR(tablestore.=) 'w'::tablestore.key
+			AND rk OPERATOR(tablestore.>=) lpad((w - 2010)::text, 10, '0')::tablestore.key
+			AND rk OPERATOR(tablestore.<) lpad((w - 2000)::text, 10, '0')::tablestore.key;
+	ELSIF op = 13 THEN
+		PERFORM count(*) FROM (SELECT 1 FROM tablestore_data.stress
+			WHERE pk OPERATOR(tablestore.=) 'w'::tablestore.key
+				AND rk OPERATOR(tablestore.<=) lpad((w - r)::text, 10, '0')::tablestore.key
+			ORDER BY rk DESC LIMIT 500) s;
+	ELSIF op = 14 THEN
+		PERFORM count(*) FROM (SELECT 1 FROM tablestore_data.stress
+			WHERE pk OPERATOR(tablestore.=) 'w'::tablestore.key
+				AND rk OPERATOR(tablestore.>=) lpad((w - 3000 - r)::text, 10, '0')::tablestore.key
+			ORDER BY rk LIMIT 500) s;
+	ELSE
+		-- backward, across pages VACUUM may be deleting
+		PERFORM count(*) FROM (SELECT 1 FROM tablestore_data.stress
+			WHERE pk OPERATOR(tablestore.=) kp::tablestore.key
+				AND rk OPERATOR(tablestore.<=) kr::tablestore.key
+			ORDER BY rk DESC LIMIT 300) s;
 	END IF;
 EXCEPTION
 	WHEN unique_violation OR no_data_found THEN NULL;
@@ -47,7 +74,7 @@ END $$;
 SQL
 
 cat >"$DIR/ops.sql" <<'PGB'
-\set op random(1, 10)
+\set op random(1, 14)
 \set p random(1, 5)
 \set r random(1, 4000)
 SELECT stress_op(:op, :p, :r);

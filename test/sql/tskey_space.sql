@@ -81,4 +81,45 @@ SET enable_bitmapscan = off;
 SELECT pg_temp.blocks_read('SELECT count(*) FROM t_queue WHERE pk = ''q''') <= 3 AS few_pages_read;
 RESET enable_seqscan;
 RESET enable_bitmapscan;
-DROP TABLE t_window, b_window, t_queue, b_queue, t_churn, b_churn;
+
+-- Long keys (few pivots a page, a tree of five levels): a leaf that is its
+-- parent's only child is deleted after its parent is dissolved into a
+-- sibling (and that parent's parent, as far up as needed).  Scattered
+-- deletions first, then all but the two ends, then everything: scans both
+-- ways agree with the table at each step, and the emptied index is one
+-- page per level.
+CREATE TABLE tdx (pk tablestore.key NOT NULL, rk tablestore.key NOT NULL, v int NOT NULL) WITH (autovacuum_enabled = false);
+CREATE UNIQUE INDEX tdx_key ON tdx USING tskey (pk, rk);
+INSERT INTO tdx SELECT 'p' || lpad((g / 1000)::text, 3, '0'), lpad(g::text, 8, '0') || repeat('k', 300), g FROM generate_series(1, 30000) g;
+CREATE FUNCTION pg_temp.both_ways() RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	f boolean;
+	b boolean;
+BEGIN
+	SET LOCAL enable_seqscan = off;
+	SET LOCAL enable_bitmapscan = off;
+	SELECT (SELECT array_agg(v) FROM (SELECT v FROM tdx ORDER BY pk, rk) s)
+		IS NOT DISTINCT FROM (SELECT array_agg(v ORDER BY v) FROM (SELECT v FROM tdx OFFSET 0) s2) INTO f;
+	SELECT (SELECT array_agg(v) FROM (SELECT v FROM tdx ORDER BY pk DESC, rk DESC) s)
+		IS NOT DISTINCT FROM (SELECT array_agg(v ORDER BY v DESC) FROM (SELECT v FROM tdx OFFSET 0) s2) INTO b;
+	RETURN CASE WHEN f AND b THEN 'same both ways' ELSE 'DIFFERENT' END;
+END $$;
+DELETE FROM tdx WHERE (v / 40) % 3 <> 0;
+VACUUM tdx;
+SELECT verify_index('tdx_key'), pg_temp.both_ways();
+DELETE FROM tdx WHERE v > 1000 AND v < 29000;
+VACUUM tdx;
+SELECT verify_index('tdx_key'), pg_temp.both_ways();
+SELECT txid_current() > 0 AS xid;
+VACUUM tdx;
+INSERT INTO tdx SELECT 'p' || lpad((g / 1000)::text, 3, '0'), lpad(g::text, 8, '0') || repeat('z', 300), g FROM generate_series(30001, 40000) g;
+SELECT verify_index('tdx_key'), pg_temp.both_ways();
+DELETE FROM tdx;
+VACUUM tdx;
+SELECT verify_index('tdx_key');
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+SELECT pg_temp.blocks_read('SELECT count(*) FROM tdx WHERE pk >= ''''') <= 6 AS one_page_per_level;
+RESET enable_seqscan;
+RESET enable_bitmapscan;
+DROP TABLE t_window, b_window, t_queue, b_queue, t_churn, b_churn, tdx;
