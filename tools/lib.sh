@@ -11,7 +11,11 @@ export PATH="$PGBIN:$PATH"
 # Debian packages needed to build and test.
 ts_install_deps() {
 	local pkgs="postgresql-15 postgresql-server-dev-15 postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl make gcc clang libclang-rt-14-dev"
+	# tablestore-gateway (gateway/) and its tests
+	pkgs="$pkgs libmicrohttpd-dev libjson-c-dev libpq-dev libssl-dev pkg-config curl openssl"
 	local missing=""
+	# the JavaScript SDK test needs node and npm (Debian's, unless a node with npm is there)
+	command -v npm >/dev/null 2>&1 || missing="nodejs npm"
 	for p in $pkgs; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
 	done

@@ -4,7 +4,8 @@
 #   pgTAP through pg_prove (test/pgtap), the dump/restore round trip, a crash
 #   test (pg_ctl stop -m immediate under concurrent writes), a stress test of
 #   the tskey index (pgbench clients, VACUUM, then verify_index), a streaming
-#   standby replaying the index (test/standby.sh), the $filter parser's
+#   standby replaying the index (test/standby.sh), the HTTP gateway driven by
+#   the Azure SDKs and raw HTTP (test/gateway/run.sh), the $filter parser's
 #   unit tests and a 20-second libFuzzer run.
 # Exits non-zero on any failure, printing regression.diffs and the server log.
 set -u
@@ -43,6 +44,7 @@ run bash test/dump_restore.sh
 run bash test/crash.sh
 run bash test/stress.sh
 run bash test/standby.sh
+run bash test/gateway/run.sh
 
 # The $filter parser on its own: unit tests, then a bounded fuzz run seeded
 # with the test filters (any crash or broken round trip fails the run).

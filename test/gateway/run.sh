@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# test/gateway/run.sh: tablestore-gateway against the server tools/run-tests.sh
+# started (PGHOST etc. set).  Builds the gateway, creates database gwtest with
+# three roles (the gateway's login role gwt_auth, NOINHERIT, member of
+# gwt_dev and gwt_reader), starts the gateway on a free loopback port with
+# accounts devstoreaccount1 -> gwt_dev and reader -> gwt_reader, then runs
+#   sdk_test.mjs   the JavaScript SDK (@azure/data-tables from npm)
+#   sdk_test.py    the Python SDK (Debian's python3-azure)
+#   http_test.sh   raw HTTP: signatures, malformed requests, limits
+#   load_test.mjs  concurrent clients for a bounded time
+# and checks that the gateway is still running and that it holds no more
+# database connections than its pool.
+set -u
+cd "$(dirname "$0")/../.."
+status=0
+work=$(mktemp -d /tmp/tsgw.XXXXXX)
+gw_pid=
+finish() {
+	[ -n "$gw_pid" ] && kill "$gw_pid" 2>/dev/null && wait "$gw_pid" 2>/dev/null
+	if [ $status -ne 0 ]; then echo "==== gateway log (tail)"; tail -n 50 "$work/gw.log"; fi
+	rm -rf "$work"
+}
+trap finish EXIT
+
+make -s -C gateway || exit 1
+
+psql -X -q -v ON_ERROR_STOP=1 -d postgres <<'SQL' || exit 1
+DROP DATABASE IF EXISTS gwtest;
+CREATE DATABASE gwtest;
+DO $$
+BEGIN
+	IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'gwt_auth') THEN
+		CREATE ROLE gwt_auth LOGIN NOINHERIT;
+		CREATE ROLE gwt_dev NOLOGIN;
+		CREATE ROLE gwt_reader NOLOGIN;
+		GRANT gwt_dev, gwt_reader TO gwt_auth;
+	END IF;
+END $$;
+SQL
+psql -X -q -v ON_ERROR_STOP=1 -d gwtest <<'SQL' || exit 1
+CREATE EXTENSION tablestore;
+GRANT CREATE ON SCHEMA tablestore_data TO gwt_dev;
+ALTER DEFAULT PRIVILEGES FOR ROLE gwt_dev IN SCHEMA tablestore_data GRANT SELECT ON TABLES TO gwt_reader;
+SQL
+
+reader_key=$(openssl rand -base64 32)
+dev_key="Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+cat >"$work/accounts" <<EOF
+# name key role
+devstoreaccount1 $dev_key gwt_dev
+reader $reader_key gwt_reader
+EOF
+pool=6
+gateway/tablestore-gateway --db "host=$PGHOST port=${PGPORT:-5432} dbname=gwtest user=gwt_auth" \
+	--accounts-file "$work/accounts" --port 0 --port-file "$work/port" --pool $pool --threads 4 \
+	--pool-wait-ms 10000 >"$work/gw.log" 2>&1 &
+gw_pid=$!
+for _ in $(seq 50); do [ -s "$work/port" ] && break; sleep 0.1; done
+[ -s "$work/port" ] || { echo "gateway did not start"; status=1; exit 1; }
+export GW_PORT=$(cat "$work/port") GW_READER_KEY=$reader_key GW_DEV_KEY=$dev_key
+echo "gateway on port $GW_PORT"
+
+step() {
+	echo "== gateway: $1"
+	shift
+	"$@" || { echo "== gateway: FAILED"; status=1; }
+}
+
+# The JavaScript SDK from npm, pinned in package.json, into a directory
+# that git ignores.
+if [ ! -d test/gateway/node_modules/@azure/data-tables ]; then
+	(cd test/gateway && npm install --no-audit --no-fund --silent) || { echo "npm install failed"; status=1; exit 1; }
+fi
+step "JavaScript SDK" node test/gateway/sdk_test.mjs
+[ -f test/gateway/sdk_test.py ] && step "Python SDK" python3 test/gateway/sdk_test.py
+step "raw HTTP" bash test/gateway/http_test.sh
+[ -f test/gateway/load_test.mjs ] && step "load" node test/gateway/load_test.mjs
+
+# still alive (no request crashed it), and no connection leaked
+if ! kill -0 "$gw_pid" 2>/dev/null; then
+	echo "== gateway: the gateway died"; status=1
+fi
+conns=$(psql -X -At -d postgres -c "SELECT count(*) FROM pg_stat_activity WHERE usename = 'gwt_auth'")
+echo "== gateway: $conns database connections (pool $pool)"
+[ "$conns" -le $pool ] || { echo "== gateway: more connections than the pool"; status=1; }
+exit $status
