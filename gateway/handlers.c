@@ -508,6 +508,12 @@ create_table(Req *r, Resp *resp)
 	if (res == NULL)
 	{
 		json_object_put(body);
+		/* the service's own text for a table name's length (clients match it) */
+		if (strcmp(err.code, "OutOfRangeInput") == 0)
+		{
+			free(err.message);
+			err.message = xstrdup("The specified resource name length is not within the permissible limits.");
+		}
 		db_error_response(r, resp, &err);
 		return;
 	}

@@ -12,7 +12,7 @@ export PATH="$PGBIN:$PATH"
 ts_install_deps() {
 	local pkgs="postgresql-15 postgresql-server-dev-15 postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl make gcc clang libclang-rt-14-dev"
 	# tablestore-gateway (gateway/) and its tests
-	pkgs="$pkgs libmicrohttpd-dev libjson-c-dev libpq-dev libssl-dev pkg-config curl openssl"
+	pkgs="$pkgs libmicrohttpd-dev libjson-c-dev libpq-dev libssl-dev pkg-config curl openssl python3-azure"
 	local missing=""
 	# the JavaScript SDK test needs node and npm (Debian's, unless a node with npm is there)
 	command -v npm >/dev/null 2>&1 || missing="nodejs npm"

@@ -8,6 +8,7 @@
 #   sdk_test.py    the Python SDK (Debian's python3-azure)
 #   http_test.sh   raw HTTP: signatures, malformed requests, limits
 #   load_test.mjs  concurrent clients for a bounded time
+#   pool_test.sh   a second gateway with one connection: roles, back-pressure
 # and checks that the gateway is still running and that it holds no more
 # database connections than its pool.
 set -u
@@ -16,8 +17,10 @@ status=0
 work=$(mktemp -d /tmp/tsgw.XXXXXX)
 gw_pid=
 finish() {
-	[ -n "$gw_pid" ] && kill "$gw_pid" 2>/dev/null && wait "$gw_pid" 2>/dev/null
-	if [ $status -ne 0 ]; then echo "==== gateway log (tail)"; tail -n 50 "$work/gw.log"; fi
+	for p in $gw_pid; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
+	if [ $status -ne 0 ]; then
+		for f in "$work"/*.log; do echo "==== $f (tail)"; tail -n 30 "$f"; done
+	fi
 	rm -rf "$work"
 }
 trap finish EXIT
@@ -50,14 +53,19 @@ cat >"$work/accounts" <<EOF
 devstoreaccount1 $dev_key gwt_dev
 reader $reader_key gwt_reader
 EOF
+# start_gateway NAME OPTIONS...: start a gateway, wait for its port
+start_gateway() {
+	local name=$1
+	shift
+	gateway/tablestore-gateway --db "host=$PGHOST port=${PGPORT:-5432} dbname=gwtest user=gwt_auth" \
+		--accounts-file "$work/accounts" --port 0 --port-file "$work/$name.port" "$@" >"$work/$name.log" 2>&1 &
+	gw_pid="$gw_pid $!"
+	for _ in $(seq 50); do [ -s "$work/$name.port" ] && break; sleep 0.1; done
+	[ -s "$work/$name.port" ] || { echo "gateway $name did not start"; cat "$work/$name.log"; status=1; exit 1; }
+}
 pool=6
-gateway/tablestore-gateway --db "host=$PGHOST port=${PGPORT:-5432} dbname=gwtest user=gwt_auth" \
-	--accounts-file "$work/accounts" --port 0 --port-file "$work/port" --pool $pool --threads 4 \
-	--pool-wait-ms 10000 >"$work/gw.log" 2>&1 &
-gw_pid=$!
-for _ in $(seq 50); do [ -s "$work/port" ] && break; sleep 0.1; done
-[ -s "$work/port" ] || { echo "gateway did not start"; status=1; exit 1; }
-export GW_PORT=$(cat "$work/port") GW_READER_KEY=$reader_key GW_DEV_KEY=$dev_key
+start_gateway gw --pool $pool --threads 4 --pool-wait-ms 10000
+export GW_PORT=$(cat "$work/gw.port") GW_READER_KEY=$reader_key GW_DEV_KEY=$dev_key
 echo "gateway on port $GW_PORT"
 
 step() {
@@ -72,15 +80,19 @@ if [ ! -d test/gateway/node_modules/@azure/data-tables ]; then
 	(cd test/gateway && npm install --no-audit --no-fund --silent) || { echo "npm install failed"; status=1; exit 1; }
 fi
 step "JavaScript SDK" node test/gateway/sdk_test.mjs
-[ -f test/gateway/sdk_test.py ] && step "Python SDK" python3 test/gateway/sdk_test.py
+step "Python SDK" /usr/bin/python3 test/gateway/sdk_test.py
 step "raw HTTP" bash test/gateway/http_test.sh
-[ -f test/gateway/load_test.mjs ] && step "load" node test/gateway/load_test.mjs
+step "load" node test/gateway/load_test.mjs
 
-# still alive (no request crashed it), and no connection leaked
-if ! kill -0 "$gw_pid" 2>/dev/null; then
-	echo "== gateway: the gateway died"; status=1
-fi
+# one pooled connection: roles end with their request, back-pressure, timeout
+start_gateway pool1 --pool 1 --pool-wait-ms 300 --statement-timeout-ms 1500
+GW_PORT=$(cat "$work/pool1.port") step "pool of one" bash test/gateway/pool_test.sh
+
+# still alive (no request crashed them), and no connection leaked
+for p in $gw_pid; do
+	kill -0 "$p" 2>/dev/null || { echo "== gateway: a gateway died"; status=1; }
+done
 conns=$(psql -X -At -d postgres -c "SELECT count(*) FROM pg_stat_activity WHERE usename = 'gwt_auth'")
-echo "== gateway: $conns database connections (pool $pool)"
-[ "$conns" -le $pool ] || { echo "== gateway: more connections than the pool"; status=1; }
+echo "== gateway: $conns database connections (pools $pool + 1)"
+[ "$conns" -le $((pool + 1)) ] || { echo "== gateway: more connections than the pools"; status=1; }
 exit $status
