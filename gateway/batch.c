@@ -139,7 +139,8 @@ typedef struct SubReq
 	size_t		body_len;
 } SubReq;
 
-static void
+/* free_sub: release a sub-request's strings. */
+void
 free_sub(SubReq *s)
 {
 	free(s->method);
@@ -335,52 +336,46 @@ part_start(Buf *b, const char *cs, int status)
 }
 
 /*
- * handle_batch: POST $batch.  Parse, check, run execute_batch, answer 202
- * with one sub-response per operation (or the failing one).
+ * batch_parse: split a $batch body (Content-Type ctype) into its change
+ * set's sub-requests, at most GW_MAX_BATCH_OPS.  Returns NULL, or the
+ * reason the body is malformed; *too_many when it holds more operations.
+ * On return subs[0 .. *nsubs - 1] are to be freed with free_sub().
  */
-void
-handle_batch(Req *r, Resp *resp)
+const char *
+batch_parse(Req *r, const char *ctype, const char *start, size_t len,
+			SubReq *subs, int *nsubs, bool *too_many)
 {
-	const char *ctype = req_header(r, "Content-Type");
 	char	   *outer = ctype ? boundary_of(ctype) : NULL;
 	char	   *inner = NULL;
-	const char *start = r->body.data;
-	const char *end = r->body.data + r->body.len;
+	const char *end = start + len;
 	const char *d,
 			   *cs_start,
 			   *cs_end;
 	const char *err = NULL;
-	SubReq		subs[GW_MAX_BATCH_OPS];
-	int			nsubs = 0;
-	json_object *ops = NULL;
-	char	   *table = NULL;
-	char		bid[40],
-				csid[40];
-	Buf			out = {0};
-	char		ctbuf[128];
 
-	if (outer == NULL || r->body.len == 0)
+	*nsubs = 0;
+	*too_many = false;
+	if (outer == NULL || len == 0)
 	{
-		resp_error(r, resp, 400, "InvalidInput", "One of the request inputs is not valid.",
-				   "a batch needs Content-Type multipart/mixed with a boundary, and a body");
-		goto done;
+		err = "a batch needs Content-Type multipart/mixed with a boundary, and a body";
+		goto out;
 	}
 	/* the batch's first part: the change set's headers */
 	d = find_delim(start, start, end, outer);
 	if (d == NULL)
 	{
 		err = "the batch boundary does not occur in the body";
-		goto bad;
+		goto out;
 	}
 	{
 		Cur			c = {d, end};
 		const char *line;
-		size_t		len;
+		size_t		n;
 
-		next_line(&c, &line, &len);		/* the delimiter */
-		while (next_line(&c, &line, &len) && len > 0)
+		next_line(&c, &line, &n);	/* the delimiter */
+		while (next_line(&c, &line, &n) && n > 0)
 		{
-			char	   *v = header_value(line, len, "Content-Type");
+			char	   *v = header_value(line, n, "Content-Type");
 
 			if (v)
 			{
@@ -392,7 +387,7 @@ handle_batch(Req *r, Resp *resp)
 		if (inner == NULL)
 		{
 			err = "the batch's part is not a change set (multipart/mixed with a boundary)";
-			goto bad;
+			goto out;
 		}
 		cs_start = c.p;
 	}
@@ -400,20 +395,19 @@ handle_batch(Req *r, Resp *resp)
 	if (cs_end == NULL)
 	{
 		err = "the batch has no closing boundary";
-		goto bad;
+		goto out;
 	}
 	/* the change set's parts */
 	d = find_delim(start, cs_start, cs_end, inner);
 	if (d == NULL)
 	{
 		err = "the change set boundary does not occur in the change set";
-		goto bad;
+		goto out;
 	}
 	for (;;)
 	{
 		const char *after = d + 2 + strlen(inner);
 		const char *next;
-		const char *part_end;
 
 		if (after + 2 <= cs_end && strncmp(after, "--", 2) == 0)
 			break;				/* closing delimiter */
@@ -421,35 +415,58 @@ handle_batch(Req *r, Resp *resp)
 		if (after == NULL)
 		{
 			err = "a change set delimiter line does not end";
-			goto bad;
+			goto out;
 		}
 		after++;
 		next = find_delim(start, after, cs_end, inner);
 		if (next == NULL)
 		{
 			err = "the change set has no closing boundary";
-			goto bad;
+			goto out;
 		}
-		if (nsubs >= GW_MAX_BATCH_OPS)
+		if (*nsubs >= GW_MAX_BATCH_OPS)
 		{
-			resp_error(r, resp, 400, "InvalidInput", "One of the request inputs is not valid.",
-					   "0:The batch request operation exceeds the maximum 100 changes per change set.");
-			goto done;
+			*too_many = true;
+			err = "0:The batch request operation exceeds the maximum 100 changes per change set.";
+			goto out;
 		}
-		part_end = next;
-		if ((err = parse_sub(r, after, part_end, &subs[nsubs])) != NULL)
+		if ((err = parse_sub(r, after, next, &subs[*nsubs])) != NULL)
 		{
-			free_sub(&subs[nsubs]);
-			goto bad;
+			free_sub(&subs[*nsubs]);
+			goto out;
 		}
-		nsubs++;
+		(*nsubs)++;
 		d = next;
 	}
-	if (nsubs == 0)
-	{
+	if (*nsubs == 0)
 		err = "the change set has no operations";
+out:
+	free(outer);
+	free(inner);
+	return err;
+}
+
+/*
+ * handle_batch: POST $batch.  Parse, check, run execute_batch, answer 202
+ * with one sub-response per operation (or the failing one).
+ */
+void
+handle_batch(Req *r, Resp *resp)
+{
+	const char *err;
+	SubReq		subs[GW_MAX_BATCH_OPS];
+	int			nsubs = 0;
+	bool		too_many;
+	json_object *ops = NULL;
+	char	   *table = NULL;
+	char		bid[40],
+				csid[40];
+	Buf			out = {0};
+	char		ctbuf[128];
+
+	err = batch_parse(r, req_header(r, "Content-Type"), r->body.data, r->body.len, subs, &nsubs, &too_many);
+	if (err != NULL)
 		goto bad;
-	}
 	/* one table; every operation allowed by the SAS */
 	ops = json_object_new_array();
 	for (int i = 0; i < nsubs; i++)
@@ -594,7 +611,5 @@ done:
 	if (ops)
 		json_object_put(ops);
 	free(table);
-	free(outer);
-	free(inner);
 	buf_free(&out);
 }

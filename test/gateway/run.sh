@@ -9,6 +9,7 @@
 #   http_test.sh   raw HTTP: signatures, malformed requests, limits
 #   load_test.mjs  concurrent clients for a bounded time
 #   pool_test.sh   a second gateway with one connection: roles, back-pressure
+#   fuzz_batch     libFuzzer on the multipart and entity path parsers
 # and checks that the gateway is still running and that it holds no more
 # database connections than its pool.
 set -u
@@ -25,7 +26,11 @@ finish() {
 }
 trap finish EXIT
 
-make -s -C gateway || exit 1
+# the tests run the gateway built with AddressSanitizer, LeakSanitizer and
+# UBSan: a memory error or undefined behaviour aborts it, and a leak is
+# reported when it stops
+make -s -C gateway tablestore-gateway tablestore-gateway-asan || exit 1
+export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1
 
 psql -X -q -v ON_ERROR_STOP=1 -d postgres <<'SQL' || exit 1
 DROP DATABASE IF EXISTS gwtest;
@@ -57,7 +62,7 @@ EOF
 start_gateway() {
 	local name=$1
 	shift
-	gateway/tablestore-gateway --db "host=$PGHOST port=${PGPORT:-5432} dbname=gwtest user=gwt_auth" \
+	gateway/tablestore-gateway-asan --db "host=$PGHOST port=${PGPORT:-5432} dbname=gwtest user=gwt_auth" \
 		--accounts-file "$work/accounts" --port 0 --port-file "$work/$name.port" "$@" >"$work/$name.log" 2>&1 &
 	gw_pid="$gw_pid $!"
 	for _ in $(seq 50); do [ -s "$work/$name.port" ] && break; sleep 0.1; done
@@ -88,6 +93,22 @@ step "load" node test/gateway/load_test.mjs
 start_gateway pool1 --pool 1 --pool-wait-ms 300 --statement-timeout-ms 1500
 GW_PORT=$(cat "$work/pool1.port") step "pool of one" bash test/gateway/pool_test.sh
 
+# the parsers of untrusted bytes under libFuzzer, seeded with JavaScript-
+# and Python-style batches and an entity path (GW_FUZZ_SECONDS, default 15)
+fuzz_batch() {
+	local corpus
+	corpus=$(mktemp -d /tmp/tsgwfuzz.XXXXXX)
+	make -s -C gateway fuzz_batch &&
+		(cd "$corpus" && "$OLDPWD/gateway/fuzz_batch" "$corpus" "$OLDPWD/gateway/fuzz-corpus" \
+			-max_total_time="${GW_FUZZ_SECONDS:-15}" -print_final_stats=1 >"$corpus/log" 2>&1)
+	local rc=$?
+	grep -E "^(stat::number_of_executed_units|Done)" "$corpus/log"
+	[ $rc -eq 0 ] || tail -n 40 "$corpus/log"
+	rm -rf "$corpus"
+	return $rc
+}
+step "fuzzing the batch and path parsers" fuzz_batch
+
 # still alive (no request crashed them), and no connection leaked
 for p in $gw_pid; do
 	kill -0 "$p" 2>/dev/null || { echo "== gateway: a gateway died"; status=1; }
@@ -95,4 +116,16 @@ done
 conns=$(psql -X -At -d postgres -c "SELECT count(*) FROM pg_stat_activity WHERE usename = 'gwt_auth'")
 echo "== gateway: $conns database connections (pools $pool + 1)"
 [ "$conns" -le $((pool + 1)) ] || { echo "== gateway: more connections than the pools"; status=1; }
+
+# a clean stop: exit status 0 and no sanitizer report (leaks included)
+for p in $gw_pid; do
+	kill "$p" 2>/dev/null
+	wait "$p" || { echo "== gateway: exit status $? at stop"; status=1; }
+done
+gw_pid=
+if grep -l -E "Sanitizer|runtime error" "$work"/*.log; then
+	echo "== gateway: sanitizer report"; status=1
+else
+	echo "== gateway: stopped cleanly, no sanitizer report"
+fi
 exit $status
