@@ -45,7 +45,8 @@ psql -X -q -d bench -c "CREATE EXTENSION tablestore" -c "CREATE ROLE bench_dev" 
 key="Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
 gateway/tablestore-gateway --db "host=$DIR dbname=bench user=postgres" --port 0 --port-file "$DIR/gw.port" \
 	--account "devstoreaccount1:$key:bench_dev" --pool 8 --threads 8 >"$DIR/gw.log" 2>&1 &
-pids="$pids $!"
+gwpid=$!
+pids="$pids $gwpid"
 for _ in $(seq 50); do [ -s "$DIR/gw.port" ] && break; sleep 0.1; done
 GW="http://127.0.0.1:$(cat "$DIR/gw.port")/devstoreaccount1"
 node bench/gateway_load.mjs "$GW" bench load 8 0 "$PARTITIONS" "$ROWS"
@@ -87,25 +88,46 @@ if [ "$AZURITE" = 1 ]; then
 	(cd "$DIR" && exec "$AZDIR/node_modules/.bin/azurite-table" --inMemoryPersistence --tableHost 127.0.0.1 \
 		--tablePort "$azport" --skipApiVersionCheck --disableProductStyleUrl --disableTelemetry --silent) \
 		>"$DIR/azurite.log" 2>&1 &
-	pids="$pids $!"
+	azpid=$!
+	pids="$pids $azpid"
 	for _ in $(seq 100); do grep -q "successfully started" "$DIR/azurite.log" && break; sleep 0.1; done
 	AZ="http://127.0.0.1:$azport/devstoreaccount1"
 	node bench/gateway_load.mjs "$AZ" bench load 8 0 "$PARTITIONS" "$ROWS"
 	azver=$("$AZDIR/node_modules/.bin/azurite-table" --version 2>/dev/null || echo 3)
 fi
 
+# CPU time (clock ticks) of processes; for the PostgreSQL server, the
+# postmaster with its reaped children and its live children (backends)
+ticks() { local t=0 p; for p in "$@"; do t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0))); done; echo $t; }
+pg_ticks() {
+	local pm
+	pm=$(head -1 "$DIR/data/postmaster.pid")
+	echo $(($(awk '{print $14 + $15 + $16 + $17}' "/proc/$pm/stat") + $(ticks $(pgrep -P "$pm"))))
+}
+hz=$(getconf CLK_TCK)
+# cpu_us TICKS OPS: server CPU microseconds per operation
+cpu_us() { awk -v t="$1" -v n="$2" -v hz="$hz" 'BEGIN { printf "%.0f", n ? t * 1e6 / hz / n : 0 }'; }
+
 OUT=bench/results
 mkdir -p "$OUT"
-echo "target,op,clients,seconds,ops,ops_per_s,mean_ms,p50_ms,p99_ms,errors" >"$OUT/gateway.csv"
+echo "target,op,clients,seconds,ops,ops_per_s,mean_ms,p50_ms,p99_ms,errors,server_cpu_us_per_op" >"$OUT/gateway.csv"
 for c in $CLIENTS; do
 	for op in $OPS; do
+		t0=$(($(ticks $gwpid) + $(pg_ticks)))
 		g=$(node bench/gateway_load.mjs "$GW" bench "$op" "$c" "$SECONDS_PER_RUN" "$PARTITIONS" "$ROWS")
-		echo "gateway,$g" | tee -a "$OUT/gateway.csv"
+		t1=$(($(ticks $gwpid) + $(pg_ticks)))
+		echo "gateway,$g,$(cpu_us $((t1 - t0)) "$(cut -d, -f4 <<<"$g")")" | tee -a "$OUT/gateway.csv"
+		t0=$(pg_ticks)
 		s=$(sql_run "$op" "$c")
-		echo "sql,$op,$c,$SECONDS_PER_RUN,,${s%,*},${s#*,},,," | tee -a "$OUT/gateway.csv"
+		sleep 0.2	# the backends are reaped
+		t1=$(pg_ticks)
+		n=$(awk -F, -v d="$SECONDS_PER_RUN" '{printf "%.0f", $1 * d}' <<<"$s")
+		echo "sql,$op,$c,$SECONDS_PER_RUN,$n,${s%,*},${s#*,},,,0,$(cpu_us $((t1 - t0)) "$n")" | tee -a "$OUT/gateway.csv"
 		if [ "$AZURITE" = 1 ]; then
+			t0=$(ticks $azpid)
 			a=$(node bench/gateway_load.mjs "$AZ" bench "$op" "$c" "$SECONDS_PER_RUN" "$PARTITIONS" "$ROWS")
-			echo "azurite,$a" | tee -a "$OUT/gateway.csv"
+			t1=$(ticks $azpid)
+			echo "azurite,$a,$(cpu_us $((t1 - t0)) "$(cut -d, -f4 <<<"$a")")" | tee -a "$OUT/gateway.csv"
 		fi
 	done
 done
@@ -115,20 +137,22 @@ import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 az = sys.argv[2] == "1"
 cell = {(r["target"], r["op"], r["clients"]): r for r in rows}
-print("| op | clients | gateway ops/s | direct SQL ops/s | gateway / SQL | gateway mean ms | SQL mean ms | overhead ms |"
-      + (" Azurite ops/s | gateway / Azurite | errors |" if az else " errors |"))
-print("|---|---|---|---|---|---|---|---|" + ("---|---|---|" if az else "---|"))
+print("| op | clients | gateway ops/s | SQL ops/s | gateway / SQL | gateway mean ms | SQL mean ms | gateway CPU µs/op (gateway + PostgreSQL) | SQL CPU µs/op | gateway's CPU overhead µs/op |"
+      + (" Azurite ops/s | gateway / Azurite | Azurite CPU µs/op | Azurite CPU / gateway CPU |" if az else "") + " errors |")
+print("|---|---|---|---|---|---|---|---|---|---|" + ("---|---|---|---|" if az else "") + "---|")
 for (t, op, c), g in cell.items():
     if t != "gateway":
         continue
     s = cell[("sql", op, c)]
     gt, st = float(g["ops_per_s"]), float(s["ops_per_s"])
-    line = f"| {op} | {c} | {gt:.0f} | {st:.0f} | {gt / st:.2f} | {float(g['mean_ms']):.3f} | {float(s['mean_ms']):.3f} | {float(g['mean_ms']) - float(s['mean_ms']):.3f} |"
+    gc, sc = float(g["server_cpu_us_per_op"]), float(s["server_cpu_us_per_op"])
+    line = (f"| {op} | {c} | {gt:.0f} | {st:.0f} | {gt / st:.2f} | {float(g['mean_ms']):.3f} | {float(s['mean_ms']):.3f} |"
+            f" {gc:.0f} | {sc:.0f} | {gc - sc:.0f} |")
     errs = int(g["errors"])
     if az:
         a = cell[("azurite", op, c)]
-        at = float(a["ops_per_s"])
-        line += f" {at:.0f} | {gt / at if at else float('inf'):.1f} |"
+        at, ac = float(a["ops_per_s"]), float(a["server_cpu_us_per_op"])
+        line += f" {at:.0f} | {gt / at if at else float('inf'):.1f} | {ac:.0f} | {ac / gc if gc else float('inf'):.1f} |"
         errs += int(a["errors"])
     print(line + f" {errs} |")
 PY

@@ -22,6 +22,7 @@
 #include "gateway.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -217,6 +218,24 @@ pool_put(int slot)
 	pthread_mutex_unlock(&pool_lock);
 }
 
+/*
+ * conn_dead: whether an idle pooled connection was closed by the server
+ * (restart, terminated backend).  An idle connection of the gateway
+ * receives nothing (it neither listens nor changes settings), so a
+ * readable socket means a FATAL message or EOF: the connection is dropped
+ * before a request goes out on it, and no request's outcome is ever
+ * unknown for this reason.
+ */
+static bool
+conn_dead(PGconn *c)
+{
+	struct pollfd pfd = {.fd = PQsocket(c), .events = POLLIN};
+
+	if (PQstatus(c) != CONNECTION_OK || pfd.fd < 0)
+		return true;
+	return poll(&pfd, 1, 0) != 0;
+}
+
 /* set_err: fill an error with a code from the extension's table. */
 static void
 set_err(DbErr *err, const char *code, int http, const char *message, const char *reason)
@@ -245,6 +264,8 @@ map_error(PGresult *res, PGconn *c, DbErr *err)
 	char		code[64] = "";
 
 	err->batch_index = -1;
+	/* administrator shutdown or crash recovery: the transaction was rolled back */
+	err->retry = state != NULL && strncmp(state, "57P0", 4) == 0;
 	if (primary == NULL)
 		primary = PQerrorMessage(c);
 	if (primary && strncmp(primary, "batch operation ", 16) == 0)
@@ -296,8 +317,8 @@ map_error(PGresult *res, PGconn *c, DbErr *err)
 	else if (strcmp(state, "57014") == 0)
 		set_err(err, "OperationTimedOut", 500,
 				"Operation could not be completed within the specified time.", NULL);
-	else if (strcmp(state, "40001") == 0 || strcmp(state, "40P01") == 0 ||
-			 strcmp(state, "55P03") == 0 || strncmp(state, "53", 2) == 0)
+	else if (strcmp(state, "40001") == 0 || strcmp(state, "40P01") == 0 || strcmp(state, "55P03") == 0 ||
+			 strncmp(state, "53", 2) == 0 || strncmp(state, "57P0", 4) == 0 || strncmp(state, "08", 2) == 0)
 		set_err(err, "ServerBusy", 503, "The server is currently unable to receive requests. Please retry your request.", NULL);
 	else
 	{
@@ -397,30 +418,54 @@ run_pipeline(PGconn *c, const char *role, const char *stmt, int nparams,
 PGresult *
 db_call(Req *r, const char *stmt, int nparams, const char *const *values, DbErr *err)
 {
-	int			slot = pool_get();
-	PGresult   *res;
+	PGresult   *res = NULL;
 
-	memset(err, 0, sizeof(*err));
-	err->batch_index = -1;
-	if (slot < 0)
+	/*
+	 * A pooled connection whose session the server ended (a restart, a
+	 * terminated backend) fails with 57P0x, and nothing was applied: the
+	 * request gets one more try on a new connection.
+	 */
+	for (int attempt = 0; attempt < 2; attempt++)
 	{
-		set_err(err, "ServerBusy", 503,
-				"The server is currently unable to receive requests. Please retry your request.",
-				"no database connection became free in time");
-		return NULL;
-	}
-	if (pool[slot] == NULL)
-		pool[slot] = connect_one();
-	if (pool[slot] == NULL)
-	{
+		int			slot = pool_get();
+
+		if (attempt > 0)
+			db_err_free(err);
+		memset(err, 0, sizeof(*err));
+		err->batch_index = -1;
+		if (slot < 0)
+		{
+			set_err(err, "ServerBusy", 503,
+					"The server is currently unable to receive requests. Please retry your request.",
+					"no database connection became free in time");
+			return NULL;
+		}
+		if (pool[slot] != NULL && conn_dead(pool[slot]))
+		{
+			PQfinish(pool[slot]);
+			pool[slot] = NULL;
+		}
+		if (pool[slot] == NULL)
+			pool[slot] = connect_one();
+		if (pool[slot] == NULL)
+		{
+			pool_put(slot);
+			set_err(err, "ServerBusy", 503,
+					"The server is currently unable to receive requests. Please retry your request.",
+					"cannot connect to the database");
+			return NULL;
+		}
+		res = run_pipeline(pool[slot], r->acct->role, stmt, nparams, values, err);
+		if (res == NULL && err->retry && pool[slot] != NULL)
+		{
+			/* the session is over even if libpq has not noticed yet */
+			PQfinish(pool[slot]);
+			pool[slot] = NULL;
+		}
 		pool_put(slot);
-		set_err(err, "ServerBusy", 503,
-				"The server is currently unable to receive requests. Please retry your request.",
-				"cannot connect to the database");
-		return NULL;
+		if (res != NULL || !err->retry)
+			break;
 	}
-	res = run_pipeline(pool[slot], r->acct->role, stmt, nparams, values, err);
-	pool_put(slot);
 	return res;
 }
 

@@ -174,6 +174,7 @@ typedef struct DbErr
 	char	   *message;		/* service message (malloc'd) */
 	char	   *reason;			/* PostgreSQL's message (malloc'd) */
 	int			batch_index;	/* -1 when not a batch operation */
+	bool		retry;			/* the server ended the session: nothing applied */
 } DbErr;
 
 extern bool db_init(void);

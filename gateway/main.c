@@ -32,7 +32,7 @@ GwConfig	gw_config = {
 	.port = 10002,
 	.conninfo = "",
 	.pool_size = 8,
-	.threads = 4,
+	.threads = 8,
 	.pool_wait_ms = 5000,
 	.conn_timeout = 30,
 	.max_connections = 512,
@@ -340,7 +340,7 @@ usage(void)
 		   "  --accounts-file FILE     accounts, one \"name key [role]\" per line\n"
 		   "  --dev-account            also serve devstoreaccount1 (the default when no account is given)\n"
 		   "  --pool N                 database connections (default 8)\n"
-		   "  --threads N              HTTP threads (default 4)\n"
+		   "  --threads N              HTTP threads (default 8; a thread waits while its request is in the database)\n"
 		   "  --pool-wait-ms N         how long a request waits for a connection before 503 (default 5000)\n"
 		   "  --timeout S              idle seconds before a client connection is closed (default 30)\n"
 		   "  --max-connections N      concurrent client connections (default 512)\n"

@@ -5,7 +5,8 @@
 # refused write leaves nothing behind for the next account on the same
 # connection), a request that finds no free connection in time gets 503
 # ServerBusy (back-pressure), and one that exceeds the statement timeout
-# 500 OperationTimedOut, with the connection usable afterwards.
+# 500 OperationTimedOut, with the connection usable afterwards; a session
+# the server ended is replaced before a request goes out on it.
 set -u
 . "$(dirname "$0")/lib.sh"
 J='Content-Type: application/json'
@@ -38,6 +39,12 @@ expect "statement timeout" 500 OperationTimedOut
 wait $locker
 call GET "/$acct/pooltest(PartitionKey='p',RowKey='r')"
 expect "the connection serves again" 200
+# the server ends the pooled session (as a restart would): the next
+# request goes out on a new connection and succeeds
+psql -X -q -At -d postgres -c "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE usename = 'gwt_auth' AND application_name = 'tablestore-gateway'" >"$tmp/killed"
+sleep 0.2
+call GET "/$acct/pooltest(PartitionKey='p',RowKey='r')"
+expect "after its backends were terminated ($(cat "$tmp/killed"))" 200
 call DELETE "/$acct/Tables('pooltest')"
 expect "drop table" 204
 
