@@ -51,7 +51,7 @@ static const Stmt stmts[] = {
 	{"insert_or_replace", "SELECT tablestore.insert_or_replace_entity($1, $2::jsonb)::text", 2},
 	{"insert_or_merge", "SELECT tablestore.insert_or_merge_entity($1, $2::jsonb)::text", 2},
 	{"delete", "SELECT tablestore.delete_entity($1, $2, $3, $4)", 4},
-	{"get", "SELECT tablestore.get_entity($1, $2, $3, $4)::text", 4},
+	{"get", "SELECT e::text, e->>'odata.etag' FROM tablestore.get_entity($1, $2, $3, $4) AS e", 4},
 	{"query",
 		"SELECT entities::text, next_partition_key, next_row_key "
 		"FROM tablestore.query_entities_page($1, $2, $3, $4::int, $5, $6)", 6},

@@ -550,6 +550,44 @@ delete_table(Req *r, Resp *resp, const char *name)
 
 /* ---- entities ---- */
 
+/*
+ * metadata_prefix: `{"odata.metadata":"<base>/$metadata#<what>",` with the
+ * URL JSON-escaped (it holds the Host header).  At minimal metadata the
+ * extension's entity JSON is already what the service sends (annotations
+ * and odata.etag), so the gateway splices it in after this prefix instead
+ * of parsing and rewriting it.
+ */
+static void
+metadata_prefix(Req *r, Buf *b, const char *table, const char *suffix)
+{
+	Buf			url = {0};
+	json_object *s;
+
+	buf_printf(&url, "%s/$metadata#%s%s", r->base, table, suffix);
+	s = json_object_new_string(url.data);
+	buf_puts(b, "{\"odata.metadata\":");
+	buf_puts(b, json_text(s));
+	buf_puts(b, ",");
+	json_object_put(s);
+	buf_free(&url);
+}
+
+/* continuation_headers: the next key of a query page, as tokens. */
+static void
+continuation_headers(Resp *resp, PGresult *res)
+{
+	char	   *t;
+
+	if (PQgetisnull(res, 0, 1))
+		return;
+	t = token_encode(PQgetvalue(res, 0, 1));
+	resp_header(resp, "x-ms-continuation-NextPartitionKey", t);
+	free(t);
+	t = token_encode(PQgetisnull(res, 0, 2) ? "" : PQgetvalue(res, 0, 2));
+	resp_header(resp, "x-ms-continuation-NextRowKey", t);
+	free(t);
+}
+
 /* query_entities: GET /table() with $filter, $select, $top, continuation. */
 static void
 query_entities(Req *r, Resp *resp, const char *table)
@@ -610,6 +648,20 @@ query_entities(Req *r, Resp *resp, const char *table)
 		db_error_response(r, resp, &err);
 		goto done;
 	}
+	if (PQntuples(res) == 1 && r->level == LEVEL_MINIMAL &&
+		!(r->sas.present && !r->sas.account_sas) && PQgetvalue(res, 0, 0)[0] == '[')
+	{
+		/* the page as the extension wrote it */
+		resp->status = 200;
+		resp->ctype = json_ctype(r->level);
+		resp->body.len = 0;
+		metadata_prefix(r, &resp->body, table, "");
+		buf_puts(&resp->body, "\"value\":");
+		buf_puts(&resp->body, PQgetvalue(res, 0, 0));
+		buf_puts(&resp->body, "}");
+		continuation_headers(resp, res);
+		goto done;
+	}
 	if (PQntuples(res) != 1 ||
 		(page = json_tokener_parse(PQgetvalue(res, 0, 0))) == NULL ||
 		!json_object_is_type(page, json_type_array))
@@ -643,16 +695,8 @@ query_entities(Req *r, Resp *resp, const char *table)
 		json_object_array_add(arr, shape_entity(r, table, e, false));
 	}
 	json_object_object_add(o, "value", arr);
-	if (!past_end && !PQgetisnull(res, 0, 1))
-	{
-		char	   *t = token_encode(PQgetvalue(res, 0, 1));
-
-		resp_header(resp, "x-ms-continuation-NextPartitionKey", t);
-		free(t);
-		t = token_encode(PQgetisnull(res, 0, 2) ? "" : PQgetvalue(res, 0, 2));
-		resp_header(resp, "x-ms-continuation-NextRowKey", t);
-		free(t);
-	}
+	if (!past_end)
+		continuation_headers(resp, res);
 	resp_json(r, resp, 200, o);
 done:
 	if (o)
@@ -684,6 +728,18 @@ get_entity(Req *r, Resp *resp, const char *table, const char *pk, const char *rk
 		db_error_response(r, resp, &err);
 		return;
 	}
+	if (!PQgetisnull(res, 0, 1))
+		resp_header(resp, "ETag", PQgetvalue(res, 0, 1));
+	if (r->level == LEVEL_MINIMAL && PQgetvalue(res, 0, 0)[0] == '{')
+	{
+		resp->status = 200;
+		resp->ctype = json_ctype(r->level);
+		resp->body.len = 0;
+		metadata_prefix(r, &resp->body, table, "/@Element");
+		buf_puts(&resp->body, PQgetvalue(res, 0, 0) + 1);
+		PQclear(res);
+		return;
+	}
 	e = json_tokener_parse(PQgetvalue(res, 0, 0));
 	PQclear(res);
 	if (e == NULL)
@@ -692,7 +748,6 @@ get_entity(Req *r, Resp *resp, const char *table, const char *pk, const char *rk
 		return;
 	}
 	o = shape_entity(r, table, e, true);
-	etag_header(resp, e);
 	resp_json(r, resp, 200, o);
 	json_object_put(o);
 	json_object_put(e);

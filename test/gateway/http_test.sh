@@ -63,7 +63,7 @@ call POST "/$acct/httptest" -H "$J" -H "Prefer: return-content" \
 	--data '{"PartitionKey":"p","RowKey":"1","n":1,"big":"5","big@odata.type":"Edm.Int64","d":2.5}'
 expect "insert, return-content" 201
 check "Preference-Applied return-content" grep -qi '^Preference-Applied: return-content' "$tmp/hdr"
-check "insert body has odata.etag" grep -q '"odata.etag":"W/' "$tmp/body"
+check "insert body has odata.etag" grep -q '"odata.etag": *"W/' "$tmp/body"
 check "ETag header" grep -qi '^ETag: W/"datetime' "$tmp/hdr"
 check "Location of the entity" grep -qi "^Location: .*/httptest(PartitionKey='p',RowKey='1')" "$tmp/hdr"
 call POST "/$acct/httptest" -H "$J" -H "Prefer: return-no-content" --data '{"PartitionKey":"p","RowKey":"2"}'
@@ -102,7 +102,7 @@ expect "merge of a missing entity" 404 ResourceNotFound
 call PUT "/$acct/httptest(PartitionKey='p',RowKey='3')" -H "$J" --data '{"PartitionKey":"other","RowKey":"x","v":1}'
 expect "insert-or-replace takes the URL's keys" 204
 call GET "/$acct/httptest(PartitionKey='p',RowKey='3')"
-check "URL keys win" grep -q '"PartitionKey":"p"' "$tmp/body"
+check "URL keys win" grep -q '"PartitionKey": *"p"' "$tmp/body"
 call GET "/$acct/httptest(PartitionKey='other',RowKey='x')"
 expect "body keys not used" 404 ResourceNotFound
 call GET "/$acct/Tables"
