@@ -330,8 +330,9 @@ sas(Req *r, Resp *resp)
 		return auth_fail(r, resp, "AuthenticationFailed", "the SAS has expired");
 	if (st != NULL && (parse_iso(st) == (time_t) -1 || now < parse_iso(st)))
 		return auth_fail(r, resp, "AuthenticationFailed", "the SAS is not valid yet (st)");
-	if (spr != NULL && strcmp(spr, "https,http") != 0 && strcmp(spr, "http,https") != 0)
-		return auth_fail(r, resp, "AuthorizationProtocolMismatch", "the SAS allows https only and this gateway serves http");
+	if (spr != NULL && strcmp(spr, "https,http") != 0 && strcmp(spr, "http,https") != 0 &&
+		!(strcmp(spr, "https") == 0 && gw_config.tls))
+		return auth_fail(r, resp, "AuthorizationProtocolMismatch", "the SAS does not allow the protocol of this request (spr)");
 	if (sip != NULL && !sip_allows(r, sip))
 		return auth_fail(r, resp, "AuthorizationSourceIPMismatch", "the client address is not in the SAS's range (sip)");
 	return true;

@@ -302,7 +302,16 @@ map_error(PGresult *res, PGconn *c, DbErr *err)
 					return;
 				}
 			}
-			set_err(err, errinfo[i].code, errinfo[i].http, errinfo[i].message, primary);
+			/*
+			 * The service's own text for a table name's length, whatever the
+			 * operation (the Python SDK matches it)
+			 */
+			if (strcmp(errinfo[i].code, "OutOfRangeInput") == 0 && primary &&
+				strncmp(primary, "table name ", 11) == 0)
+				set_err(err, errinfo[i].code, errinfo[i].http,
+						"The specified resource name length is not within the permissible limits.", primary);
+			else
+				set_err(err, errinfo[i].code, errinfo[i].http, errinfo[i].message, primary);
 			return;
 		}
 	}

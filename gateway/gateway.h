@@ -69,6 +69,7 @@ typedef struct GwConfig
 	int			max_connections;
 	int			statement_timeout_ms;
 	bool		verbose;
+	bool		tls;			/* HTTPS (--tls-cert, --tls-key) */
 	Account    *accounts;
 	int			naccounts;
 } GwConfig;

@@ -145,7 +145,7 @@ resolve_account(Req *r, Resp *resp, const char **rest_raw)
 			r->acct = a;
 			*rest_raw = path;
 			r->base = xmalloc(strlen(host) + 8);
-			sprintf(r->base, "http://%s", host);
+			sprintf(r->base, "%s://%s", gw_config.tls ? "https" : "http", host);
 			return true;
 		}
 	}
@@ -170,7 +170,7 @@ resolve_account(Req *r, Resp *resp, const char **rest_raw)
 	}
 	*rest_raw = seg_end;
 	r->base = xmalloc(strlen(host) + strlen(r->acct->name) + 16);
-	sprintf(r->base, "http://%s/%s", host, r->acct->name);
+	sprintf(r->base, "%s://%s/%s", gw_config.tls ? "https" : "http", host, r->acct->name);
 	return true;
 }
 
@@ -508,12 +508,6 @@ create_table(Req *r, Resp *resp)
 	if (res == NULL)
 	{
 		json_object_put(body);
-		/* the service's own text for a table name's length (clients match it) */
-		if (strcmp(err.code, "OutOfRangeInput") == 0)
-		{
-			free(err.message);
-			err.message = xstrdup("The specified resource name length is not within the permissible limits.");
-		}
 		db_error_response(r, resp, &err);
 		return;
 	}

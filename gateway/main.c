@@ -328,6 +328,28 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
 	return ret;
 }
 
+/* read_file: a whole (small) file, NUL-terminated, or NULL. */
+static char *
+read_file(const char *path)
+{
+	FILE	   *f = fopen(path, "r");
+	Buf			b = {0};
+	char		chunk[4096];
+	size_t		n;
+
+	if (f == NULL)
+	{
+		perror(path);
+		return NULL;
+	}
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0 && b.len < 1024 * 1024)
+		buf_append(&b, chunk, n);
+	fclose(f);
+	if (b.data == NULL)
+		buf_append(&b, "", 0);
+	return b.data;
+}
+
 static void
 usage(void)
 {
@@ -345,6 +367,7 @@ usage(void)
 		   "  --timeout S              idle seconds before a client connection is closed (default 30)\n"
 		   "  --max-connections N      concurrent client connections (default 512)\n"
 		   "  --statement-timeout-ms N limit of one database call (default 30000)\n"
+		   "  --tls-cert FILE, --tls-key FILE  serve HTTPS with this PEM certificate (chain) and key\n"
 		   "  -v, --verbose            log every request to stderr\n");
 }
 
@@ -372,11 +395,18 @@ main(int argc, char **argv)
 		{"timeout", required_argument, NULL, 'T'},
 		{"max-connections", required_argument, NULL, 'm'},
 		{"statement-timeout-ms", required_argument, NULL, 's'},
+		{"tls-cert", required_argument, NULL, 'C'},
+		{"tls-key", required_argument, NULL, 'K'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0}
 	};
 	const char *port_file = NULL;
+	const char *tls_cert = NULL;
+	const char *tls_key = NULL;
+	char	   *cert_pem = NULL;
+	char	   *key_pem = NULL;
+	struct MHD_OptionItem tls_opts[3] = {{MHD_OPTION_END, 0, NULL}};
 	bool		dev = false;
 	int			c;
 	struct MHD_Daemon *d;
@@ -433,6 +463,12 @@ main(int argc, char **argv)
 			case 's':
 				gw_config.statement_timeout_ms = atoi(optarg);
 				break;
+			case 'C':
+				tls_cert = optarg;
+				break;
+			case 'K':
+				tls_key = optarg;
+				break;
 			case 'v':
 				gw_config.verbose = true;
 				break;
@@ -485,6 +521,27 @@ main(int argc, char **argv)
 		return 2;
 	}
 
+	if ((tls_cert != NULL) != (tls_key != NULL))
+	{
+		fprintf(stderr, "tablestore-gateway: --tls-cert and --tls-key go together\n");
+		return 2;
+	}
+	if (tls_cert != NULL)
+	{
+		if (!MHD_is_feature_supported(MHD_FEATURE_TLS))
+		{
+			fprintf(stderr, "tablestore-gateway: this libmicrohttpd has no TLS\n");
+			return 2;
+		}
+		if ((cert_pem = read_file(tls_cert)) == NULL || (key_pem = read_file(tls_key)) == NULL)
+			return 2;
+		tls_opts[0] = (struct MHD_OptionItem) {MHD_OPTION_HTTPS_MEM_CERT, 0, cert_pem};
+		tls_opts[1] = (struct MHD_OptionItem) {MHD_OPTION_HTTPS_MEM_KEY, 0, key_pem};
+		tls_opts[2] = (struct MHD_OptionItem) {MHD_OPTION_END, 0, NULL};
+		flags |= MHD_USE_TLS;
+		gw_config.tls = true;
+	}
+
 	signal(SIGPIPE, SIG_IGN);
 	if (!db_init())
 		return 1;
@@ -504,6 +561,7 @@ main(int argc, char **argv)
 						 MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t) (64 * 1024),
 						 MHD_OPTION_URI_LOG_CALLBACK, &on_uri, NULL,
 						 MHD_OPTION_NOTIFY_COMPLETED, &on_completed, NULL,
+						 MHD_OPTION_ARRAY, tls_opts,
 						 MHD_OPTION_END);
 	if (d == NULL)
 	{
@@ -513,8 +571,9 @@ main(int argc, char **argv)
 	info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
 	if (info)
 		gw_config.port = info->port;
-	fprintf(stderr, "tablestore-gateway: listening on %s port %d, %d account(s), pool of %d\n",
-			gw_config.listen_addr, gw_config.port, gw_config.naccounts, gw_config.pool_size);
+	fprintf(stderr, "tablestore-gateway: listening on %s port %d (%s), %d account(s), pool of %d\n",
+			gw_config.listen_addr, gw_config.port, gw_config.tls ? "https" : "http",
+			gw_config.naccounts, gw_config.pool_size);
 	if (port_file)
 	{
 		FILE	   *f = fopen(port_file, "w");
@@ -532,6 +591,8 @@ main(int argc, char **argv)
 		if (sig == SIGINT || sig == SIGTERM)
 			break;
 	MHD_stop_daemon(d);
+	free(cert_pem);
+	free(key_pem);
 	fprintf(stderr, "tablestore-gateway: stopped\n");
 	return 0;
 }

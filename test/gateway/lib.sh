@@ -1,7 +1,7 @@
 # test/gateway/lib.sh: helpers of the raw HTTP tests (sourced): Shared Key
 # Lite signing with openssl, requests with curl, and checks that count
 # passes and failures.  Needs GW_PORT and GW_DEV_KEY.
-base="http://127.0.0.1:$GW_PORT"
+base=${GW_BASE:-http://127.0.0.1:$GW_PORT}
 acct=devstoreaccount1
 keyhex=$(printf '%s' "$GW_DEV_KEY" | base64 -d | od -An -tx1 -v | tr -d ' \n')
 fail=0
@@ -31,7 +31,8 @@ raw() {
 	local m=$1 p=$2
 	shift 2
 	# the caller's headers first: the gateway reads the first of two
-	code=$(curl -s -g -o "$tmp/body" -D "$tmp/hdr" -w '%{http_code}' -X "$m" --path-as-is \
+	# shellcheck disable=SC2086
+	code=$(curl -s -g ${GW_CURL_OPTS:-} -o "$tmp/body" -D "$tmp/hdr" -w '%{http_code}' -X "$m" --path-as-is \
 		"$@" -H "Accept: application/json;odata=minimalmetadata" "$base$p")
 	err=$(grep -i '^x-ms-error-code:' "$tmp/hdr" | cut -d' ' -f2 | tr -d '\r')
 }

@@ -9,6 +9,7 @@
 #   http_test.sh   raw HTTP: signatures, malformed requests, limits
 #   load_test.mjs  concurrent clients for a bounded time
 #   pool_test.sh   a second gateway with one connection: roles, back-pressure
+#   tls_test.sh    a third gateway serving HTTPS
 #   fuzz_batch     libFuzzer on the multipart and entity path parsers
 # and checks that the gateway is still running and that it holds no more
 # database connections than its pool.
@@ -93,6 +94,14 @@ step "load" node test/gateway/load_test.mjs
 start_gateway pool1 --pool 1 --pool-wait-ms 300 --statement-timeout-ms 1500
 GW_PORT=$(cat "$work/pool1.port") step "pool of one" bash test/gateway/pool_test.sh
 
+# HTTPS with a throwaway certificate for 127.0.0.1
+openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 \
+	-keyout "$work/tls.key" -out "$work/tls.crt" 2>/dev/null || { echo "openssl req failed"; status=1; }
+start_gateway tls --tls-cert "$work/tls.crt" --tls-key "$work/tls.key" --pool 2
+GW_PORT=$(cat "$work/tls.port") GW_TLS_CA=$work/tls.crt step "HTTPS" bash test/gateway/tls_test.sh
+GW_PORT=$(cat "$work/tls.port") GW_SCHEME=https NODE_EXTRA_CA_CERTS=$work/tls.crt \
+	step "JavaScript SDK over HTTPS" node test/gateway/sdk_test.mjs
+
 # the parsers of untrusted bytes under libFuzzer, seeded with JavaScript-
 # and Python-style batches and an entity path (GW_FUZZ_SECONDS, default 15)
 fuzz_batch() {
@@ -114,8 +123,8 @@ for p in $gw_pid; do
 	kill -0 "$p" 2>/dev/null || { echo "== gateway: a gateway died"; status=1; }
 done
 conns=$(psql -X -At -d postgres -c "SELECT count(*) FROM pg_stat_activity WHERE usename = 'gwt_auth'")
-echo "== gateway: $conns database connections (pools $pool + 1)"
-[ "$conns" -le $((pool + 1)) ] || { echo "== gateway: more connections than the pools"; status=1; }
+echo "== gateway: $conns database connections (pools $pool + 1 + 2)"
+[ "$conns" -le $((pool + 3)) ] || { echo "== gateway: more connections than the pools"; status=1; }
 
 # a clean stop: exit status 0 and no sanitizer report (leaks included)
 for p in $gw_pid; do

@@ -2,6 +2,7 @@
 // unchanged) against a live tablestore-gateway.  Run by test/gateway/run.sh with
 //   GW_PORT     the gateway's port
 //   GW_READER_KEY  the base64 key of account "reader" (role with SELECT only)
+//   GW_SCHEME   https for a gateway serving TLS (its CA in NODE_EXTRA_CA_CERTS)
 // Every check that fails is printed; the exit status is the number of failures.
 import {
 	TableClient, TableServiceClient, AzureNamedKeyCredential, AzureSASCredential,
@@ -11,8 +12,9 @@ import assert from "node:assert/strict";
 
 const port = process.env.GW_PORT;
 const devKey = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
-const url = `http://127.0.0.1:${port}/devstoreaccount1`;
-const conn = `DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=${devKey};TableEndpoint=${url};`;
+const scheme = process.env.GW_SCHEME || "http";	// https: the CA in NODE_EXTRA_CA_CERTS
+const url = `${scheme}://127.0.0.1:${port}/devstoreaccount1`;
+const conn = `DefaultEndpointsProtocol=${scheme};AccountName=devstoreaccount1;AccountKey=${devKey};TableEndpoint=${url};`;
 const opts = { allowInsecureConnection: true };
 const cred = new AzureNamedKeyCredential("devstoreaccount1", devKey);
 const svc = TableServiceClient.fromConnectionString(conn, opts);
@@ -366,7 +368,7 @@ await test("wrong key is refused", async () => {
 
 await test("an account's role decides what it may do (reader: SELECT only)", async () => {
 	const key = process.env.GW_READER_KEY;
-	const rurl = `http://127.0.0.1:${port}/reader`;
+	const rurl = `${scheme}://127.0.0.1:${port}/reader`;
 	const r = new TableClient(rurl, T, new AzureNamedKeyCredential("reader", key), opts);
 	assert.equal((await r.getEntity("many", "00010")).n, 10);
 	await rejects(r.createEntity({ partitionKey: "reader", rowKey: "1" }), 403, "AuthorizationPermissionMismatch");
