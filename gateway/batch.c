@@ -542,32 +542,35 @@ handle_batch(Req *r, Resp *resp)
 		}
 		else
 		{
+			/*
+			 * One row per operation: status, ETag, entity.  The entity is
+			 * read only when a sub-response carries it (an insert with
+			 * return-content, a retrieve); an insert's Location comes from
+			 * the keys the request sent.
+			 */
 			for (int i = 0; i < PQntuples(res) && i < nsubs; i++)
 			{
-				json_object *row = json_tokener_parse(PQgetvalue(res, i, 0));
-				json_object *v;
-				int			status = 204;
-				json_object *entity = NULL;
+				int			status = PQgetisnull(res, i, 0) ? 204 : atoi(PQgetvalue(res, i, 0));
 				bool		no_content = subs[i].prefer && strstr(subs[i].prefer, "return-no-content");
+				json_object *op = json_object_array_get_idx(ops, i);
+				json_object *sent = NULL;
 
-				if (row && json_object_object_get_ex(row, "status", &v))
-					status = json_object_get_int(v);
-				if (row)
-					json_object_object_get_ex(row, "entity", &entity);
+				if (op)
+					json_object_object_get_ex(op, "entity", &sent);
 				if (status == 201 && no_content)
 					status = 204;
 				part_start(&out, cs, status);
 				buf_puts(&out, strcmp(subs[i].method, "DELETE") == 0 ? "DataServiceVersion: 1.0;\r\n"
 						 : "DataServiceVersion: 3.0;\r\n");
-				if (strcmp(subs[i].method, "POST") == 0 && !subs[i].has_keys && entity)
+				if (strcmp(subs[i].method, "POST") == 0 && !subs[i].has_keys && sent)
 				{
 					json_object *pk = NULL,
 							   *rk = NULL;
 					Buf			p = {0};
 
-					json_object_object_get_ex(entity, "PartitionKey", &pk);
-					json_object_object_get_ex(entity, "RowKey", &rk);
-					if (pk && rk)
+					json_object_object_get_ex(sent, "PartitionKey", &pk);
+					json_object_object_get_ex(sent, "RowKey", &rk);
+					if (pk && rk && json_object_is_type(pk, json_type_string) && json_object_is_type(rk, json_type_string))
 					{
 						entity_path(&p, table, json_object_get_string(pk), json_object_get_string(rk));
 						buf_printf(&out, "Location: %s/%s\r\nDataServiceId: %s/%s\r\n",
@@ -577,19 +580,22 @@ handle_batch(Req *r, Resp *resp)
 					if (no_content)
 						buf_puts(&out, "Preference-Applied: return-no-content\r\n");
 				}
-				if (row && json_object_object_get_ex(row, "etag", &v) && json_object_is_type(v, json_type_string))
-					buf_printf(&out, "ETag: %s\r\n", json_object_get_string(v));
-				if ((status == 201 || status == 200) && entity)
+				if (!PQgetisnull(res, i, 1))
+					buf_printf(&out, "ETag: %s\r\n", PQgetvalue(res, i, 1));
+				if ((status == 201 || status == 200) && !PQgetisnull(res, i, 2))
 				{
-					json_object *shaped = shape_entity(r, table, entity, true);
+					json_object *entity = json_tokener_parse(PQgetvalue(res, i, 2));
+					json_object *shaped = entity ? shape_entity(r, table, entity, true) : NULL;
 
-					buf_printf(&out, "Content-Type: %s\r\n\r\n%s\r\n", json_ctype(r->level), json_text(shaped));
-					json_object_put(shaped);
+					buf_printf(&out, "Content-Type: %s\r\n\r\n%s\r\n", json_ctype(r->level),
+							   shaped ? json_text(shaped) : "{}");
+					if (shaped)
+						json_object_put(shaped);
+					if (entity)
+						json_object_put(entity);
 				}
 				else
 					buf_puts(&out, "\r\n\r\n");
-				if (row)
-					json_object_put(row);
 			}
 			PQclear(res);
 		}

@@ -55,7 +55,9 @@ static const Stmt stmts[] = {
 	{"query",
 		"SELECT entities::text, next_partition_key, next_row_key "
 		"FROM tablestore.query_entities_page($1, $2, $3, $4::int, $5, $6)", 6},
-	{"batch", "SELECT r::text FROM tablestore.execute_batch($1, $2::jsonb) AS r", 2},
+	{"batch",
+		"SELECT (r->>'status')::int, r->>'etag', (r->'entity')::text "
+		"FROM tablestore.execute_batch($1, $2::jsonb) AS r", 2},
 };
 
 #define NSTMTS (sizeof(stmts) / sizeof(stmts[0]))
