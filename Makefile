@@ -42,3 +42,8 @@ fuzz/filter_fuzzer: fuzz/filter_fuzzer.c $(FILTER_SRC) src/filter.h src/edmtext.
 unit: test/unit/filter_test
 	test/unit/filter_test
 fuzz: fuzz/filter_fuzzer
+
+# tablestore-gateway, the HTTP gateway: a separate program (gateway/Makefile)
+.PHONY: gateway
+gateway:
+	$(MAKE) -C gateway

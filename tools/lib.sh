@@ -11,7 +11,11 @@ export PATH="$PGBIN:$PATH"
 # Debian packages needed to build and test.
 ts_install_deps() {
 	local pkgs="postgresql-15 postgresql-server-dev-15 postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl make gcc clang libclang-rt-14-dev sqlsmith python3 libpq5"
+	# tablestore-gateway (gateway/) and its tests
+	pkgs="$pkgs libmicrohttpd-dev libjson-c-dev libpq-dev libssl-dev pkg-config curl openssl python3-azure"
 	local missing=""
+	# the JavaScript SDK test needs node (>= 20 for @azure/data-tables 13.3) and npm
+	command -v node >/dev/null 2>&1 || missing="nodejs"
 	for p in $pkgs; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
 	done
@@ -20,6 +24,11 @@ ts_install_deps() {
 		[ "$(id -u)" = 0 ] || { echo "need root to install$missing" >&2; return 1; }
 		apt-get update -qq
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
+	fi
+	# NodeSource's nodejs includes npm; Debian's needs the npm package
+	if ! command -v npm >/dev/null 2>&1; then
+		echo "== installing: npm"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm >/dev/null
 	fi
 }
 

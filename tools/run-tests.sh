@@ -4,7 +4,8 @@
 #   pgTAP through pg_prove (test/pgtap), the dump/restore round trip, a crash
 #   test (pg_ctl stop -m immediate under concurrent writes), a stress test of
 #   the tskey index (pgbench clients, VACUUM, then verify_index), a streaming
-#   standby replaying the index (test/standby.sh), sqlsmith's random SQL
+#   standby replaying the index (test/standby.sh), the HTTP gateway driven by
+#   the Azure SDKs and raw HTTP (test/gateway/run.sh), sqlsmith's random SQL
 #   (test/sqlsmith.sh), random arguments for every function on a live server
 #   (test/fuzz_live.sh), the $filter parser's unit tests and a 20-second
 #   libFuzzer run; at the end, the server log must show no crash.
@@ -49,6 +50,7 @@ run bash test/crash.sh
 run bash test/stress.sh
 run bash test/tskey_corrupt.sh
 run bash test/standby.sh
+run bash test/gateway/run.sh
 # random input on live servers of their own: sqlsmith's random SQL, and
 # random arguments for every function of the extension (each reports how
 # many statements it ran; SQLSMITH_SECONDS, FUZZ_LIVE_SECONDS)

@@ -1,0 +1,549 @@
+/*-------------------------------------------------------------------------
+ *
+ * auth.c
+ *	  Authentication and scope of a request: Shared Key and Shared Key Lite
+ *	  signatures, account and table shared access signatures (SAS), and
+ *	  what a SAS permits.  Everything here runs before the database sees
+ *	  the request.
+ *
+ * HMAC-SHA256 and base64 are OpenSSL's; signatures are compared in
+ * constant time.  The canonicalized resource is the path exactly as sent
+ * (still percent-encoded), as the SDKs sign it.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "gateway.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+/* sign: base64(HMAC-SHA256(account key, text)), malloc'd. */
+static char *
+sign(Account *a, const char *text, size_t len)
+{
+	unsigned char mac[EVP_MAX_MD_SIZE];
+	unsigned int maclen = 0;
+
+	if (HMAC(EVP_sha256(), a->key, a->keylen, (const unsigned char *) text, len, mac, &maclen) == NULL)
+		return xstrdup("");
+	return b64_encode(mac, maclen);
+}
+
+/* same_sig: constant-time comparison of two signatures. */
+static bool
+same_sig(const char *a, const char *b)
+{
+	size_t		n = strlen(a);
+
+	return n > 0 && n == strlen(b) && CRYPTO_memcmp(a, b, n) == 0;
+}
+
+/* auth_fail: the 403 every failed authentication gets. */
+static bool
+auth_fail(Req *r, Resp *resp, const char *code, const char *why)
+{
+	const char *msg = strcmp(code, "AuthenticationFailed") == 0
+		? "Server failed to authenticate the request. Make sure the value of Authorization header is formed correctly including the signature."
+		: "This request is not authorized to perform this operation.";
+
+	resp_error(r, resp, 403, code, msg, why);
+	return false;
+}
+
+/* parse_rfc1123: "Tue, 24 Nov 2026 11:33:20 GMT" to time_t, -1 if bad. */
+static time_t
+parse_rfc1123(const char *s)
+{
+	struct tm	tm;
+	const char *end;
+
+	memset(&tm, 0, sizeof(tm));
+	end = strptime(s, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+	if (end == NULL || *end != '\0')
+		return (time_t) -1;
+	return timegm(&tm);
+}
+
+/*
+ * parse_iso: a SAS time, "YYYY-MM-DD", "YYYY-MM-DDTHH:MMZ" or
+ * "YYYY-MM-DDTHH:MM:SS[.fffffff]Z", to time_t; -1 if malformed.
+ */
+static time_t
+parse_iso(const char *s)
+{
+	struct tm	tm;
+	int			y, mo, d, h = 0, mi = 0, sec = 0, n = 0;
+	size_t		len = strlen(s);
+
+	memset(&tm, 0, sizeof(tm));
+	if (len == 10)
+	{
+		if (sscanf(s, "%4d-%2d-%2d%n", &y, &mo, &d, &n) != 3 || n != 10)
+			return (time_t) -1;
+	}
+	else if (len == 17)
+	{
+		if (sscanf(s, "%4d-%2d-%2dT%2d:%2dZ%n", &y, &mo, &d, &h, &mi, &n) != 5 || n != 17)
+			return (time_t) -1;
+	}
+	else
+	{
+		if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &n) != 6 || n != 19)
+			return (time_t) -1;
+		s += 19;
+		if (*s == '.')
+		{
+			s++;
+			if (!(*s >= '0' && *s <= '9'))
+				return (time_t) -1;
+			while (*s >= '0' && *s <= '9')
+				s++;
+		}
+		if (strcmp(s, "Z") != 0)
+			return (time_t) -1;
+	}
+	if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60 || y < 1970)
+		return (time_t) -1;
+	tm.tm_year = y - 1900;
+	tm.tm_mon = mo - 1;
+	tm.tm_mday = d;
+	tm.tm_hour = h;
+	tm.tm_min = mi;
+	tm.tm_sec = sec;
+	return timegm(&tm);
+}
+
+/* canonical_resource: "/" account raw-path ["?comp=" value]. */
+static void
+canonical_resource(Req *r, Buf *b)
+{
+	const char *comp = req_param(r, "comp");
+
+	buf_printf(b, "/%s%s", r->acct->name, r->raw_path);
+	if (comp != NULL)
+		buf_printf(b, "?comp=%s", comp);
+}
+
+/*
+ * shared_key: check an Authorization header of either scheme.  The date
+ * signed may be x-ms-date or Date (clients differ), and must be within
+ * GW_DATE_SKEW of now, which bounds the replay of a captured request.
+ */
+static bool
+shared_key(Req *r, Resp *resp, const char *auth)
+{
+	bool		lite;
+	const char *p;
+	const char *colon;
+	const char *dates[2];
+	bool		ok = false;
+	Buf			res = {0};
+
+	if (strncmp(auth, "SharedKeyLite ", 14) == 0)
+	{
+		lite = true;
+		p = auth + 14;
+	}
+	else if (strncmp(auth, "SharedKey ", 10) == 0)
+	{
+		lite = false;
+		p = auth + 10;
+	}
+	else
+		return auth_fail(r, resp, "AuthenticationFailed", "the Authorization scheme is not SharedKey or SharedKeyLite");
+	colon = strchr(p, ':');
+	if (colon == NULL || (size_t) (colon - p) != strlen(r->acct->name) ||
+		strncmp(p, r->acct->name, colon - p) != 0)
+		return auth_fail(r, resp, "AuthenticationFailed", "the Authorization header names another account");
+
+	dates[0] = req_header(r, "x-ms-date");
+	dates[1] = req_header(r, "Date");
+	canonical_resource(r, &res);
+	for (int i = 0; i < 2 && !ok; i++)
+	{
+		Buf			sts = {0};
+		char	   *sig;
+		time_t		t;
+
+		if (dates[i] == NULL)
+			continue;
+		t = parse_rfc1123(dates[i]);
+		if (t == (time_t) -1 || labs((long) (time(NULL) - t)) > GW_DATE_SKEW)
+			continue;
+		if (lite)
+			buf_printf(&sts, "%s\n%s", dates[i], res.data);
+		else
+		{
+			const char *md5 = req_header(r, "Content-MD5");
+			const char *ctype = req_header(r, "Content-Type");
+
+			buf_printf(&sts, "%s\n%s\n%s\n%s\n%s", r->method, md5 ? md5 : "",
+					   ctype ? ctype : "", dates[i], res.data);
+		}
+		sig = sign(r->acct, sts.data, sts.len);
+		ok = same_sig(sig, colon + 1);
+		free(sig);
+		buf_free(&sts);
+	}
+	buf_free(&res);
+	if (!ok)
+	{
+		if (dates[0] == NULL && dates[1] == NULL)
+			return auth_fail(r, resp, "AuthenticationFailed", "neither x-ms-date nor Date was sent");
+		return auth_fail(r, resp, "AuthenticationFailed",
+						 "the signature does not match, or the request's date is not within 15 minutes of the server's time");
+	}
+	return true;
+}
+
+/* p_or_empty: a query parameter or "". */
+static const char *
+p_or_empty(Req *r, const char *name)
+{
+	const char *v = req_param(r, name);
+
+	return v ? v : "";
+}
+
+/* ip_value: an IPv4 address as a number, or -1. */
+static long long
+ip_value(const char *s)
+{
+	unsigned	a, b, c, d;
+	int			n = 0;
+
+	if (sscanf(s, "%3u.%3u.%3u.%3u%n", &a, &b, &c, &d, &n) != 4 || s[n] != '\0' ||
+		a > 255 || b > 255 || c > 255 || d > 255)
+		return -1;
+	return ((long long) a << 24) | (b << 16) | (c << 8) | d;
+}
+
+/* sip_allows: whether the client address is in the SAS's sip range. */
+static bool
+sip_allows(Req *r, const char *sip)
+{
+	char		lo[64],
+				hi[64];
+	const char *dash = strchr(sip, '-');
+	long long	ip = ip_value(r->client_ip);
+	long long	l,
+				h;
+
+	if (dash)
+	{
+		snprintf(lo, sizeof(lo), "%.*s", (int) (dash - sip), sip);
+		snprintf(hi, sizeof(hi), "%s", dash + 1);
+	}
+	else
+	{
+		snprintf(lo, sizeof(lo), "%s", sip);
+		snprintf(hi, sizeof(hi), "%s", sip);
+	}
+	l = ip_value(lo);
+	h = ip_value(hi);
+	return ip >= 0 && l >= 0 && h >= 0 && ip >= l && ip <= h;
+}
+
+/*
+ * sas: check a shared access signature in the query string: its
+ * signature (account or table layout), time window, protocol and address.
+ * What it permits is checked per operation by sas_allows().
+ */
+static bool
+sas(Req *r, Resp *resp)
+{
+	const char *sig = req_param(r, "sig");
+	const char *sv = req_param(r, "sv");
+	const char *se = req_param(r, "se");
+	const char *st = req_param(r, "st");
+	const char *sip = req_param(r, "sip");
+	const char *spr = req_param(r, "spr");
+	Buf			sts = {0};
+	char	   *mine;
+	bool		ok;
+	time_t		now = time(NULL);
+
+	if (sv == NULL || req_param(r, "sp") == NULL)
+		return auth_fail(r, resp, "AuthenticationFailed", "the SAS lacks sv or sp");
+	if (req_param(r, "si") != NULL)
+		return auth_fail(r, resp, "AuthenticationFailed", "stored access policies (si) are not supported by this gateway");
+	r->sas.present = true;
+	r->sas.perms = req_param(r, "sp");
+	if (req_param(r, "ss") != NULL || req_param(r, "srt") != NULL)
+	{
+		r->sas.account_sas = true;
+		r->sas.srt = p_or_empty(r, "srt");
+		buf_printf(&sts, "%s\n%s\n%s\n%s\n%s\n%s\n%s\n%s\n%s\n",
+				   r->acct->name, r->sas.perms, p_or_empty(r, "ss"), r->sas.srt,
+				   p_or_empty(r, "st"), p_or_empty(r, "se"), p_or_empty(r, "sip"),
+				   p_or_empty(r, "spr"), sv);
+		if (strcmp(sv, "2020-12-06") >= 0)
+		{
+			sts.len--;
+			buf_printf(&sts, "\n%s\n", p_or_empty(r, "ses"));
+		}
+		if (strchr(p_or_empty(r, "ss"), 't') == NULL)
+		{
+			buf_free(&sts);
+			return auth_fail(r, resp, "AuthorizationServiceMismatch", "the account SAS does not include the table service (ss)");
+		}
+	}
+	else
+	{
+		const char *tn = req_param(r, "tn");
+		char	   *lower;
+
+		if (tn == NULL)
+			return auth_fail(r, resp, "AuthenticationFailed", "a table SAS needs tn");
+		r->sas.account_sas = false;
+		r->sas.tn = tn;
+		r->sas.spk = req_param(r, "spk");
+		r->sas.srk = req_param(r, "srk");
+		r->sas.epk = req_param(r, "epk");
+		r->sas.erk = req_param(r, "erk");
+		lower = xstrdup(tn);
+		for (char *q = lower; *q; q++)
+			if (*q >= 'A' && *q <= 'Z')
+				*q += 'a' - 'A';
+		buf_printf(&sts, "%s\n%s\n%s\n/table/%s/%s\n%s\n%s\n%s\n%s\n%s\n%s\n%s\n%s",
+				   r->sas.perms, p_or_empty(r, "st"), p_or_empty(r, "se"), r->acct->name, lower,
+				   "", p_or_empty(r, "sip"), p_or_empty(r, "spr"), sv,
+				   p_or_empty(r, "spk"), p_or_empty(r, "srk"), p_or_empty(r, "epk"), p_or_empty(r, "erk"));
+		free(lower);
+	}
+	mine = sign(r->acct, sts.data, sts.len);
+	ok = same_sig(mine, sig);
+	free(mine);
+	buf_free(&sts);
+	if (!ok)
+		return auth_fail(r, resp, "AuthenticationFailed", "the SAS signature does not match");
+	if (se == NULL || parse_iso(se) == (time_t) -1)
+		return auth_fail(r, resp, "AuthenticationFailed", "the SAS has no valid expiry (se)");
+	if (now >= parse_iso(se))
+		return auth_fail(r, resp, "AuthenticationFailed", "the SAS has expired");
+	if (st != NULL && (parse_iso(st) == (time_t) -1 || now < parse_iso(st)))
+		return auth_fail(r, resp, "AuthenticationFailed", "the SAS is not valid yet (st)");
+	if (spr != NULL && strcmp(spr, "https,http") != 0 && strcmp(spr, "http,https") != 0 &&
+		!(strcmp(spr, "https") == 0 && gw_config.tls))
+		return auth_fail(r, resp, "AuthorizationProtocolMismatch", "the SAS does not allow the protocol of this request (spr)");
+	if (sip != NULL && !sip_allows(r, sip))
+		return auth_fail(r, resp, "AuthorizationSourceIPMismatch", "the client address is not in the SAS's range (sip)");
+	return true;
+}
+
+/*
+ * authenticate: a request carries a Shared Key (Lite) Authorization
+ * header or a SAS; anything else is refused with 403.
+ */
+bool
+authenticate(Req *r, Resp *resp)
+{
+	const char *auth = req_header(r, "Authorization");
+
+	if (auth != NULL)
+		return shared_key(r, resp, auth);
+	if (req_param(r, "sig") != NULL)
+		return sas(r, resp);
+	return auth_fail(r, resp, "AuthenticationFailed", "the request has neither an Authorization header nor a SAS");
+}
+
+/*
+ * next_unit: the next UTF-16 code unit of a UTF-8 string (*pending holds a
+ * low surrogate still to come); -1 at the end.  Keys are compared in the
+ * service's order, by UTF-16 code unit.
+ */
+static int
+next_unit(const unsigned char **s, int *pending)
+{
+	const unsigned char *p = *s;
+	unsigned	cp;
+
+	if (*pending)
+	{
+		int			u = *pending;
+
+		*pending = 0;
+		return u;
+	}
+	if (*p == 0)
+		return -1;
+	if (p[0] < 0x80)
+	{
+		cp = p[0];
+		p += 1;
+	}
+	else if ((p[0] & 0xe0) == 0xc0 && p[1])
+	{
+		cp = ((p[0] & 0x1f) << 6) | (p[1] & 0x3f);
+		p += 2;
+	}
+	else if ((p[0] & 0xf0) == 0xe0 && p[1] && p[2])
+	{
+		cp = ((p[0] & 0x0f) << 12) | ((p[1] & 0x3f) << 6) | (p[2] & 0x3f);
+		p += 3;
+	}
+	else if (p[1] && p[2] && p[3])
+	{
+		cp = ((p[0] & 0x07) << 18) | ((p[1] & 0x3f) << 12) | ((p[2] & 0x3f) << 6) | (p[3] & 0x3f);
+		p += 4;
+	}
+	else
+	{
+		cp = p[0];
+		p += 1;
+	}
+	*s = p;
+	if (cp >= 0x10000)
+	{
+		cp -= 0x10000;
+		*pending = 0xdc00 | (cp & 0x3ff);
+		return 0xd800 | (cp >> 10);
+	}
+	return (int) cp;
+}
+
+/* key_cmp: compare two keys by UTF-16 code unit. */
+int
+key_cmp(const char *a, const char *b)
+{
+	const unsigned char *pa = (const unsigned char *) a;
+	const unsigned char *pb = (const unsigned char *) b;
+	int			qa = 0,
+				qb = 0;
+
+	for (;;)
+	{
+		int			ua = next_unit(&pa, &qa);
+		int			ub = next_unit(&pb, &qb);
+
+		if (ua != ub)
+			return ua < ub ? -1 : 1;
+		if (ua < 0)
+			return 0;
+	}
+}
+
+/*
+ * key_in_range: whether (pk, rk) lies in a table SAS's range, both ends
+ * inclusive: from (spk, srk) to (epk, erk); a missing srk is the smallest
+ * RowKey, a missing erk means every RowKey of epk.
+ */
+bool
+key_in_range(Req *r, const char *pk, const char *rk)
+{
+	Sas		   *s = &r->sas;
+
+	if (s->spk != NULL)
+	{
+		int			c = key_cmp(pk, s->spk);
+
+		if (c < 0 || (c == 0 && s->srk != NULL && key_cmp(rk, s->srk) < 0))
+			return false;
+	}
+	if (s->epk != NULL)
+	{
+		int			c = key_cmp(pk, s->epk);
+
+		if (c > 0 || (c == 0 && s->erk != NULL && key_cmp(rk, s->erk) > 0))
+			return false;
+	}
+	return true;
+}
+
+/* has_perms: whether the SAS's sp holds every letter of `need`. */
+static bool
+has_perms(Req *r, const char *need)
+{
+	for (const char *p = need; *p; p++)
+		if (strchr(r->sas.perms, *p) == NULL)
+			return false;
+	return true;
+}
+
+/*
+ * sas_allows: whether the request's SAS (if any) permits operation `op` on
+ * `table` (and, for entity operations, the key (pk, rk), which must be in
+ * a table SAS's range; pk NULL for queries, whose range is applied to the
+ * results).  Operations: service_get, list_tables, create_table,
+ * delete_table, query, get, insert, update, merge, insert_or_replace,
+ * insert_or_merge, delete.
+ */
+bool
+sas_allows(Req *r, Resp *resp, const char *op, const char *table,
+		   const char *pk, const char *rk)
+{
+	static const struct
+	{
+		const char *op;
+		const char *table_perms;	/* NULL: not with a table SAS */
+		const char *acct_types;		/* any one of these srt letters */
+		const char *acct_perms;		/* all of these sp letters ("|": any) */
+	}			rules[] = {
+		{"service_get", NULL, "s", "r"},
+		{"list_tables", NULL, "c", "l"},
+		{"create_table", NULL, "c", "c|w|a"},
+		{"delete_table", NULL, "c", "d"},
+		{"query", "r", "oc", "r"},
+		{"get", "r", "o", "r"},
+		{"insert", "a", "o", "a"},
+		{"update", "u", "o", "u"},
+		{"merge", "u", "o", "u"},
+		{"insert_or_replace", "au", "o", "au"},
+		{"insert_or_merge", "au", "o", "au"},
+		{"delete", "d", "o", "d"},
+	};
+
+	if (!r->sas.present)
+		return true;
+	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
+	{
+		if (strcmp(rules[i].op, op) != 0)
+			continue;
+		if (r->sas.account_sas)
+		{
+			bool		type_ok = false;
+			bool		perm_ok;
+
+			for (const char *t = rules[i].acct_types; *t; t++)
+				if (strchr(r->sas.srt, *t))
+					type_ok = true;
+			if (!type_ok)
+				return auth_fail(r, resp, "AuthorizationResourceTypeMismatch",
+								 "the account SAS does not include this resource type (srt)");
+			if (strchr(rules[i].acct_perms, '|'))
+			{
+				perm_ok = false;
+				for (const char *p = rules[i].acct_perms; *p; p++)
+					if (*p != '|' && strchr(r->sas.perms, *p))
+						perm_ok = true;
+			}
+			else
+				perm_ok = has_perms(r, rules[i].acct_perms);
+			if (!perm_ok)
+				return auth_fail(r, resp, "AuthorizationPermissionMismatch",
+								 "the SAS does not grant the permission this operation needs (sp)");
+			return true;
+		}
+		if (rules[i].table_perms == NULL)
+			return auth_fail(r, resp, "AuthorizationPermissionMismatch",
+							 "a table SAS cannot be used for operations on the table list or the service");
+		if (table == NULL || strcasecmp(table, r->sas.tn) != 0)
+			return auth_fail(r, resp, "AuthorizationPermissionMismatch",
+							 "the table SAS is for another table (tn)");
+		if (!has_perms(r, rules[i].table_perms))
+			return auth_fail(r, resp, "AuthorizationPermissionMismatch",
+							 "the SAS does not grant the permission this operation needs (sp)");
+		if (pk != NULL && !key_in_range(r, pk, rk))
+			return auth_fail(r, resp, "AuthorizationPermissionMismatch",
+							 "the entity's key is outside the SAS's key range");
+		return true;
+	}
+	return auth_fail(r, resp, "AuthorizationPermissionMismatch", "operation not allowed with a SAS");
+}

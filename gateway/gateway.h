@@ -1,0 +1,193 @@
+/*-------------------------------------------------------------------------
+ *
+ * gateway.h
+ *	  Declarations shared by the parts of tablestore-gateway, the HTTP
+ *	  server that speaks the Azure Table service's REST protocol and serves
+ *	  it from the tablestore extension.
+ *
+ * The gateway is a separate process: libmicrohttpd parses HTTP, OpenSSL
+ * computes HMACs and base64, json-c reads and writes JSON, and libpq calls
+ * the extension's SQL functions, always as prepared statements with the
+ * request's values as parameters.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef TSGW_GATEWAY_H
+#define TSGW_GATEWAY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+#include <libpq-fe.h>
+#include <microhttpd.h>
+
+/* Limits enforced before anything reaches the database. */
+#define GW_MAX_BODY			(4 * 1024 * 1024)	/* any request body */
+#define GW_MAX_PARAMS		32	/* query parameters of one URL */
+#define GW_MAX_HEADERS		24	/* response headers we add */
+#define GW_MAX_BATCH_OPS	100
+#define GW_DATE_SKEW		(15 * 60)	/* seconds a signed date may be off */
+#define GW_VERSION			"2019-02-02"
+
+/* A growable byte buffer, always NUL-terminated. */
+typedef struct Buf
+{
+	char	   *data;
+	size_t		len;
+	size_t		cap;
+} Buf;
+
+extern void buf_append(Buf *b, const char *s, size_t n);
+extern void buf_puts(Buf *b, const char *s);
+extern void buf_printf(Buf *b, const char *fmt,...) __attribute__((format(printf, 2, 3)));
+extern void buf_free(Buf *b);
+extern void *xmalloc(size_t n);
+extern char *xstrdup(const char *s);
+extern char *xstrndup(const char *s, size_t n);
+
+/* One configured account: name, HMAC key, PostgreSQL role. */
+typedef struct Account
+{
+	char	   *name;
+	unsigned char key[128];
+	int			keylen;
+	char	   *role;			/* NULL: the gateway's own login role */
+} Account;
+
+/* Gateway configuration (main.c). */
+typedef struct GwConfig
+{
+	const char *listen_addr;
+	int			port;
+	const char *conninfo;
+	int			pool_size;
+	int			threads;
+	int			pool_wait_ms;
+	int			conn_timeout;	/* seconds a client may stay idle */
+	int			max_connections;
+	int			statement_timeout_ms;
+	bool		verbose;
+	bool		tls;			/* HTTPS (--tls-cert, --tls-key) */
+	Account    *accounts;
+	int			naccounts;
+} GwConfig;
+
+extern GwConfig gw_config;
+extern Account *find_account(const char *name, size_t len);
+
+/* Metadata levels of a JSON response. */
+typedef enum Level
+{
+	LEVEL_NONE,
+	LEVEL_MINIMAL,
+	LEVEL_FULL
+} Level;
+
+typedef struct Param
+{
+	char	   *name;
+	char	   *value;
+} Param;
+
+/* A shared access signature found in the query string (auth.c). */
+typedef struct Sas
+{
+	bool		present;
+	bool		account_sas;	/* else a table SAS */
+	const char *perms;			/* sp */
+	const char *srt;			/* account SAS resource types */
+	const char *tn;				/* table SAS table */
+	const char *spk,
+			   *srk,
+			   *epk,
+			   *erk;			/* table SAS key range; NULL when absent */
+} Sas;
+
+/* A response being built. */
+typedef struct Resp
+{
+	int			status;
+	Buf			body;
+	const char *ctype;			/* static string or NULL */
+	int			nhdr;
+	char	   *hname[GW_MAX_HEADERS];
+	char	   *hval[GW_MAX_HEADERS];
+} Resp;
+
+/* One HTTP request, from its first byte to its response. */
+typedef struct Req
+{
+	char	   *raw_uri;		/* as sent, from the URI log callback */
+	Buf			body;
+	bool		too_large;
+	bool		dispatched;
+
+	struct MHD_Connection *conn;
+	const char *method;
+	Account    *acct;
+	char	   *raw_path;		/* path as sent, still percent-encoded */
+	char	   *rest;			/* decoded path after the account */
+	Param		params[GW_MAX_PARAMS];
+	int			nparams;
+	Level		level;
+	bool		xml;			/* an XML endpoint: errors as XML */
+	char		request_id[40];
+	char	   *base;			/* http://host[/account] */
+	Sas			sas;
+	const char *client_ip;		/* textual client address */
+	char		ipbuf[64];
+} Req;
+
+/* util.c */
+extern const char *req_header(Req *r, const char *name);
+extern const char *req_param(Req *r, const char *name);
+extern void resp_header(Resp *resp, const char *name, const char *value);
+extern void resp_json(Req *r, Resp *resp, int status, json_object *obj);
+extern void resp_error(Req *r, Resp *resp, int status, const char *code, const char *message, const char *extra);
+extern const char *status_text(int status);
+extern const char *json_ctype(Level level);
+extern void url_encode_key(Buf *b, const char *key);
+extern void entity_path(Buf *b, const char *table, const char *pk, const char *rk);
+extern char *b64_encode(const unsigned char *data, size_t len);
+extern int	b64_decode(const char *in, unsigned char *out, size_t outcap);
+extern char *token_encode(const char *key);
+extern char *token_decode(const char *token);
+extern void new_uuid(char *out);
+extern bool pct_decode(char *s);
+extern json_object *json_parse_strict(const char *text, size_t len);
+extern const char *json_text(json_object *obj);
+extern json_object *shape_entity(Req *r, const char *table, json_object *e, bool single);
+
+/* auth.c */
+extern bool authenticate(Req *r, Resp *resp);
+extern int	key_cmp(const char *a, const char *b);
+extern bool key_in_range(Req *r, const char *pk, const char *rk);
+extern bool sas_allows(Req *r, Resp *resp, const char *op, const char *table,
+					   const char *pk, const char *rk);
+
+/* db.c: the connection pool and the calls of the extension's functions */
+typedef struct DbErr
+{
+	int			http;
+	char		code[64];
+	char	   *message;		/* service message (malloc'd) */
+	char	   *reason;			/* PostgreSQL's message (malloc'd) */
+	int			batch_index;	/* -1 when not a batch operation */
+	bool		retry;			/* the server ended the session: nothing applied */
+} DbErr;
+
+extern bool db_init(void);
+extern PGresult *db_call(Req *r, const char *stmt, int nparams, const char *const *values, DbErr *err);
+extern void db_err_free(DbErr *err);
+extern void db_error_response(Req *r, Resp *resp, DbErr *err);
+
+/* handlers.c */
+extern void handle_request(Req *r, Resp *resp);
+
+/* batch.c */
+extern void handle_batch(Req *r, Resp *resp);
+extern bool parse_entity_path(const char *rest, char **table, char **pk, char **rk, bool *has_keys);
+
+#endif							/* TSGW_GATEWAY_H */

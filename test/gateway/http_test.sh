@@ -1,0 +1,276 @@
+#!/usr/bin/env bash
+# test/gateway/http_test.sh: raw HTTP against tablestore-gateway (GW_PORT,
+# GW_DEV_KEY from test/gateway/run.sh): what the SDKs never send.  Requests
+# are signed here with openssl (Shared Key, Shared Key Lite, SAS); each
+# check compares the status and x-ms-error-code.  Exit status: failures.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+J='Content-Type: application/json'
+
+# ---- authentication ----
+raw GET "/$acct/Tables"
+expect "no credentials" 403 AuthenticationFailed
+raw GET "/$acct/Tables" -H "x-ms-date: $(now)" -H "Authorization: SharedKeyLite $acct:AAAA"
+expect "wrong Shared Key Lite signature" 403 AuthenticationFailed
+d=$(now)
+raw GET "/$acct/Tables" -H "x-ms-date: $d" -H "Authorization: SharedKeyLite other:$(hmac "$d"$'\n'"/$acct/$acct/Tables")"
+expect "signature for another account name" 403 AuthenticationFailed
+d=$(LC_ALL=C date -u -d '-20 min' '+%a, %d %b %Y %H:%M:%S GMT')
+raw GET "/$acct/Tables" -H "x-ms-date: $d" -H "Authorization: SharedKeyLite $acct:$(hmac "$d"$'\n'"/$acct/$acct/Tables")"
+expect "date 20 minutes old" 403 AuthenticationFailed
+raw GET "/$acct/Tables" -H "x-ms-date: garbage" -H "Authorization: SharedKeyLite $acct:x"
+expect "malformed date" 403 AuthenticationFailed
+raw GET "/$acct/Tables" -H "Authorization: Bearer abc"
+expect "unknown scheme" 403 AuthenticationFailed
+raw GET "/nosuchaccount/Tables" -H "Authorization: SharedKeyLite nosuchaccount:x"
+expect "unknown account" 403 AuthenticationFailed
+
+# Shared Key (not Lite): verb, Content-MD5, Content-Type, date, resource
+d=$(now)
+ct='application/json;odata=nometadata'
+sig=$(hmac "POST"$'\n\n'"$ct"$'\n'"$d"$'\n'"/$acct/$acct/Tables")
+raw POST "/$acct/Tables" -H "x-ms-date: $d" -H "Date: $d" -H "Content-Type: $ct" \
+	-H "Authorization: SharedKey $acct:$sig" --data '{"TableName":"httptest"}'
+expect "Shared Key create table" 201
+check "create table body and Location" grep -q '"TableName":"httptest"' "$tmp/body"
+check "Location header" grep -qi "^Location: http://127.0.0.1:$GW_PORT/$acct/Tables('httptest')" "$tmp/hdr"
+sig=$(hmac "POST"$'\n\n'"$ct"$'\n'"$d"$'\n'"/$acct/$acct/Tables")
+raw POST "/$acct/Tables" -H "x-ms-date: $d" -H "Content-Type: application/json" \
+	-H "Authorization: SharedKey $acct:$sig" --data '{"TableName":"httptest2"}'
+expect "Shared Key with a different Content-Type than signed" 403 AuthenticationFailed
+call POST "/$acct/Tables" -H "$J" --data '{"TableName":"httptest"}'
+expect "create existing table" 409 TableAlreadyExists
+
+# host-style addressing: the account from the Host header
+d=$(now)
+raw GET "/Tables" -H "Host: $acct.table.localtest" -H "x-ms-date: $d" \
+	-H "Authorization: SharedKeyLite $acct:$(hmac "$d"$'\n'"/$acct/Tables")"
+expect "host-style URL" 200
+check "host-style odata.metadata" grep -q "\"odata.metadata\":\"http://$acct.table.localtest/\$metadata#Tables\"" "$tmp/body"
+
+# ---- standard headers, formats, preferences ----
+call GET "/$acct/Tables('httptest')" -H "x-ms-client-request-id: abc-123" -H "x-ms-version: 2019-07-07"
+expect "get one table" 200
+check "client request id echoed" grep -qi '^x-ms-client-request-id: abc-123' "$tmp/hdr"
+check "version echoed" grep -qi '^x-ms-version: 2019-07-07' "$tmp/hdr"
+check "request id" grep -qi '^x-ms-request-id: [0-9a-f-]\{36\}' "$tmp/hdr"
+check "Date header" grep -qi '^Date: ' "$tmp/hdr"
+call GET "/$acct/Tables('nosuchtable')"
+expect "get missing table" 404 ResourceNotFound
+
+call POST "/$acct/httptest" -H "$J" -H "Prefer: return-content" \
+	--data '{"PartitionKey":"p","RowKey":"1","n":1,"big":"5","big@odata.type":"Edm.Int64","d":2.5}'
+expect "insert, return-content" 201
+check "Preference-Applied return-content" grep -qi '^Preference-Applied: return-content' "$tmp/hdr"
+check "insert body has odata.etag" grep -q '"odata.etag": *"W/' "$tmp/body"
+check "ETag header" grep -qi '^ETag: W/"datetime' "$tmp/hdr"
+check "Location of the entity" grep -qi "^Location: .*/httptest(PartitionKey='p',RowKey='1')" "$tmp/hdr"
+call POST "/$acct/httptest" -H "$J" -H "Prefer: return-no-content" --data '{"PartitionKey":"p","RowKey":"2"}'
+expect "insert, return-no-content" 204
+check "Preference-Applied return-no-content" grep -qi '^Preference-Applied: return-no-content' "$tmp/hdr"
+
+call GET "/$acct/httptest(PartitionKey='p',RowKey='1')" -H "Accept: application/json;odata=nometadata"
+expect "nometadata read" 200
+check "nometadata: no annotations or etag" bash -c "! grep -q 'odata' '$tmp/body'"
+check "nometadata content type" grep -qi '^Content-Type: application/json;odata=nometadata' "$tmp/hdr"
+call GET "/$acct/httptest(PartitionKey='p',RowKey='1')" -H "Accept: application/json;odata=fullmetadata"
+expect "fullmetadata read" 200
+check "fullmetadata: type, id, editLink, Timestamp type" bash -c "grep -q '\"odata.type\":\"$acct.httptest\"' '$tmp/body' && grep -q '\"odata.editLink\":\"httptest(PartitionKey=' '$tmp/body' && grep -q '\"odata.id\":' '$tmp/body' && grep -q 'Timestamp@odata.type' '$tmp/body'"
+call GET "/$acct/httptest(PartitionKey='p',RowKey='1')?\$format=application/json;odata=nometadata"
+check "\$format overrides Accept" bash -c "! grep -q 'odata' '$tmp/body'"
+call GET "/$acct/httptest(PartitionKey='p',RowKey='1')" -H "Accept: application/atom+xml"
+expect "Atom refused" 415 AtomFormatNotSupported
+
+# verbs and If-Match rules
+call MERGE "/$acct/httptest(PartitionKey='p',RowKey='1')" -H "$J" -H "If-Match: *" --data '{"m":1}'
+expect "MERGE verb" 204
+call POST "/$acct/httptest(PartitionKey='p',RowKey='1')" -H "$J" -H "X-HTTP-Method: MERGE" -H "If-Match: *" --data '{"x":1}'
+expect "POST with X-HTTP-Method: MERGE" 204
+call POST "/$acct/httptest(PartitionKey='p',RowKey='1')" -H "$J" -H "X-HTTP-Method: FOO" --data '{"x":1}'
+expect "bad X-HTTP-Method" 400 XMethodIncorrectValue
+call PUT "/$acct/httptest(PartitionKey='p',RowKey='1')" -H "$J" -H "X-HTTP-Method: MERGE" --data '{"x":1}'
+expect "X-HTTP-Method on PUT" 400 XMethodNotUsingPost
+call DELETE "/$acct/httptest(PartitionKey='p',RowKey='2')"
+expect "delete without If-Match" 400 MissingRequiredHeader
+call PUT "/$acct/httptest(PartitionKey='p',RowKey='2')" -H "$J" -H "If-Match: W/\"datetime'2020-01-01T00:00:00Z'\"" --data '{}'
+expect "stale ETag with unescaped colons" 412 UpdateConditionNotSatisfied
+call PUT "/$acct/httptest(PartitionKey='p',RowKey='2')" -H "$J" -H "If-Match: garbage" --data '{}'
+expect "malformed ETag" 400 InvalidInput
+call PATCH "/$acct/httptest(PartitionKey='p',RowKey='9')" -H "$J" -H "If-Match: *" --data '{}'
+expect "merge of a missing entity" 404 ResourceNotFound
+call PUT "/$acct/httptest(PartitionKey='p',RowKey='3')" -H "$J" --data '{"PartitionKey":"other","RowKey":"x","v":1}'
+expect "insert-or-replace takes the URL's keys" 204
+call GET "/$acct/httptest(PartitionKey='p',RowKey='3')"
+check "URL keys win" grep -q '"PartitionKey": *"p"' "$tmp/body"
+call GET "/$acct/httptest(PartitionKey='other',RowKey='x')"
+expect "body keys not used" 404 ResourceNotFound
+call GET "/$acct/Tables"
+call PUT "/$acct/Tables"
+expect "PUT on Tables" 405 MethodNotAllowed
+
+# ---- malformed requests ----
+call GET "/$acct/httptest(PartitionKey='p'"
+expect "unterminated key syntax" 400 InvalidUri
+call GET "/$acct/httptest(PartitionKey='p',RowKey='1')x"
+expect "junk after the keys" 400 InvalidUri
+call GET "/$acct/httptest(PartitionKey='a%00b',RowKey='1')"
+expect "NUL in a key" 400 InvalidUri
+call GET "/$acct/httptest(PartitionKey='%FF',RowKey='1')"
+expect "invalid UTF-8 in a key" 400 InvalidUri
+call GET "/$acct/a/b/c"
+expect "too many path segments" 400 InvalidUri
+call GET "/$acct/httptest()?\$filter=a&\$filter=b"
+expect "parameter given twice" 400 InvalidQueryParameterValue
+call GET "/$acct/httptest()?\$top=abc"
+expect "\$top not a number" 400 InvalidInput
+call GET "/$acct/httptest()?\$top=1001"
+expect "\$top above 1000" 400 InvalidInput
+call GET "/$acct/httptest()?NextPartitionKey=garbage"
+expect "forged continuation token" 400 InvalidInput
+call GET "/$acct/httptest()?\$filter=PartitionKey%20eq"
+expect "bad filter" 400 InvalidInput
+call POST "/$acct/httptest" -H "$J" --data '{"PartitionKey":"p","RowKey":"4",}'
+expect "trailing comma" 400 InvalidInput
+call POST "/$acct/httptest" -H "$J" --data '[1,2]'
+expect "JSON array body" 400 InvalidInput
+call POST "/$acct/httptest" -H "$J" --data '{"PartitionKey":"p","RowKey":"4"} x'
+expect "junk after JSON" 400 InvalidInput
+call POST "/$acct/httptest" -H "$J"
+expect "empty body" 400 InvalidInput
+call POST "/$acct/httptest" -H "$J" --data "$(printf '{"a":%.0s' $(seq 200))1$(printf '}%.0s' $(seq 200))"
+expect "deeply nested JSON" 400 InvalidInput
+call POST "/$acct/httptest" -H "$J" --data '{"PartitionKey":"p","RowKey":"4","n":{"x":1}}'
+expect "nested property value" 400 InvalidInput
+call POST "/$acct/httptest" -H "$J" --data '{"PartitionKey":"p","RowKey":"4","s":"\u0000"}'
+expect "NUL character in a string" 400 InvalidInput
+call POST "/$acct/httptest" -H "$J" --data-binary $'{"PartitionKey":"p","RowKey":"4","s":"\xff"}'
+expect "invalid UTF-8 in the body" 400 InvalidInput
+call POST "/$acct/httptest" -H "$J" -H "X-HTTP-Method: MERGE" --data '{}'
+expect "X-HTTP-Method MERGE on a collection" 405 MethodNotAllowed
+
+head -c $((5 * 1024 * 1024)) /dev/zero | tr '\0' 'a' >"$tmp/big"
+call POST "/$acct/httptest" -H "$J" --data-binary @"$tmp/big"
+expect "5 MiB body" 413 RequestBodyTooLarge
+call POST "/$acct/httptest" -H "$J" -H "Transfer-Encoding: chunked" --data-binary @"$tmp/big"
+expect "5 MiB chunked body" 413 RequestBodyTooLarge
+long=$(head -c 100000 /dev/zero | tr '\0' 'h')
+code=$(curl -s -o /dev/null -w '%{http_code}' -H "X-Long: $long" "$base/$acct/Tables")
+check "100 kB header refused ($code)" test "$code" -ge 400 -a "$code" -lt 500
+code=$(curl -s -o /dev/null -w '%{http_code}' "$base/$acct/$long")
+check "100 kB URL refused ($code)" test "$code" -ge 400 -a "$code" -lt 500
+# a client that stalls mid-request does not hold the gateway
+{ printf 'POST /%s/httptest HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"Par' "$acct"; sleep 2; } |
+	timeout 5 bash -c "cat >/dev/tcp/127.0.0.1/$GW_PORT" 2>/dev/null
+call GET "/$acct/Tables"
+expect "serves after a stalled client" 200
+printf 'GARBAGE\r\n\r\n' | timeout 5 bash -c "exec 3<>/dev/tcp/127.0.0.1/$GW_PORT; cat >&3; timeout 2 cat <&3 >/dev/null" 2>/dev/null
+call GET "/$acct/Tables"
+expect "serves after a garbage request line" 200
+
+# ---- $batch framing ----
+batch() {	# batch BODYFILE [boundary]
+	call POST "/$acct/\$batch" -H "Content-Type: multipart/mixed; boundary=${2:-batch_b1}" --data-binary @"$1"
+}
+nl=$'\r'
+cat >"$tmp/b1" <<EOF
+--batch_b1$nl
+Content-Type: multipart/mixed; boundary=changeset_c1$nl
+$nl
+--changeset_c1$nl
+Content-Type: application/http$nl
+Content-Transfer-Encoding: binary$nl
+$nl
+POST $base/$acct/httptest HTTP/1.1$nl
+Content-Type: application/json$nl
+$nl
+{"PartitionKey":"b","RowKey":"1"}$nl
+--changeset_c1$nl
+Content-Type: application/http$nl
+Content-Transfer-Encoding: binary$nl
+$nl
+POST $base/$acct/httptest HTTP/1.1$nl
+Content-Type: application/json$nl
+Prefer: return-content$nl
+$nl
+{"PartitionKey":"b","RowKey":"2","v":2}$nl
+--changeset_c1--$nl
+--batch_b1--$nl
+EOF
+batch "$tmp/b1"
+expect "batch with CRLF framing" 202
+check "batch: 201 with body for return-content" grep -q 'HTTP/1.1 201 Created' "$tmp/body"
+check "batch: changesetresponse boundary" grep -q -- '--changesetresponse_' "$tmp/body"
+check "batch response Content-Type" grep -qi '^Content-Type: multipart/mixed; boundary=batchresponse_' "$tmp/hdr"
+tr -d '\r' <"$tmp/b1" | sed 's/RowKey":"\([12]\)"/RowKey":"l\1"/' >"$tmp/b2"
+batch "$tmp/b2"
+expect "batch with bare LF framing" 202
+call GET "/$acct/httptest(PartitionKey='b',RowKey='l2')"
+expect "LF batch applied" 200
+sed 's/RowKey":"1"/RowKey":"3"/' "$tmp/b1" >"$tmp/b3"
+batch "$tmp/b3"
+expect "failing batch still 202" 202
+check "failing batch: 409 part with index 1" bash -c "grep -q 'HTTP/1.1 409 Conflict' '$tmp/body' && grep -q '\"value\":\"1:' '$tmp/body'"
+call GET "/$acct/httptest(PartitionKey='b',RowKey='3')"
+expect "failing batch applied nothing" 404 ResourceNotFound
+batch "$tmp/b1" batch_other
+expect "boundary not in body" 400 InvalidInput
+call POST "/$acct/\$batch" -H "Content-Type: application/json" --data-binary @"$tmp/b1"
+expect "batch without multipart" 400 InvalidInput
+head -c 300 "$tmp/b3" >"$tmp/b4"
+batch "$tmp/b4"
+expect "truncated batch" 400 InvalidInput
+sed 's/^POST .* HTTP\/1.1/FROB/' "$tmp/b3" >"$tmp/b5"
+batch "$tmp/b5"
+expect "bad request line in a part" 400 InvalidInput
+awk -v n=0 '/^POST .*httptest HTTP/ { n++; if (n == 2) sub(/httptest HTTP/, "othertable HTTP") } { print }' "$tmp/b3" >"$tmp/b6"
+batch "$tmp/b6"
+expect "batch over two tables" 400 InvalidInput
+sed 's/{"PartitionKey":"b","RowKey":"3"}/{"PartitionKey":"b",/' "$tmp/b3" >"$tmp/b7"
+batch "$tmp/b7"
+expect "bad JSON in a part" 400 InvalidInput
+call GET "/$acct/httptest(PartitionKey='b',RowKey='3')"
+expect "rejected batches applied nothing" 404 ResourceNotFound
+{
+	printf -- '--batch_b1\r\nContent-Type: multipart/mixed; boundary=changeset_c1\r\n\r\n'
+	for i in $(seq 101); do
+		printf -- '--changeset_c1\r\nContent-Type: application/http\r\n\r\nPOST %s/%s/httptest HTTP/1.1\r\n\r\n{"PartitionKey":"m","RowKey":"%d"}\r\n' "$base" "$acct" "$i"
+	done
+	printf -- '--changeset_c1--\r\n--batch_b1--\r\n'
+} >"$tmp/b8"
+batch "$tmp/b8"
+expect "101 operations" 400 InvalidInput
+
+# ---- SAS by hand ----
+se=$(date -u -d '+1 hour' '+%Y-%m-%dT%H:%M:%SZ')
+past=$(date -u -d '-1 hour' '+%Y-%m-%dT%H:%M:%SZ')
+tsig() {	# tsig SP SE TN: table SAS signature
+	hmac "$1"$'\n\n'"$2"$'\n'"/table/$acct/$3"$'\n\n\n\n'"2019-02-02"$'\n\n\n\n'
+}
+enc() { printf '%s' "$1" | sed 's/+/%2B/g; s/\//%2F/g; s/=/%3D/g; s/:/%3A/g'; }
+raw GET "/$acct/httptest(PartitionKey='p',RowKey='1')?sv=2019-02-02&tn=httptest&sp=r&se=$(enc "$se")&sig=$(enc "$(tsig r "$se" httptest)")"
+expect "table SAS read" 200
+raw GET "/$acct/httptest(PartitionKey='p',RowKey='1')?sv=2019-02-02&tn=httptest&sp=r&se=$(enc "$past")&sig=$(enc "$(tsig r "$past" httptest)")"
+expect "expired table SAS" 403 AuthenticationFailed
+raw GET "/$acct/httptest(PartitionKey='p',RowKey='1')?sv=2019-02-02&tn=httptest&sp=rad&se=$(enc "$se")&sig=$(enc "$(tsig r "$se" httptest)")"
+expect "SAS with widened permissions" 403 AuthenticationFailed
+raw GET "/$acct/httptest(PartitionKey='p',RowKey='1')?sv=2019-02-02&tn=httptest&sp=r&se=$(enc "$se")&si=pol&sig=$(enc "$(tsig r "$se" httptest)")"
+expect "SAS with a stored policy id" 403 AuthenticationFailed
+raw GET "/$acct/httptest(PartitionKey='p',RowKey='1')?sv=2019-02-02&tn=httptest&sp=r&se=garbage&sig=x"
+expect "SAS with a malformed expiry" 403 AuthenticationFailed
+
+# ---- clean up; the gateway still answers ----
+call DELETE "/$acct/Tables('httptest')"
+expect "delete table" 204
+call DELETE "/$acct/Tables('httptest')"
+expect "delete missing table" 404 ResourceNotFound
+call GET "/$acct/?restype=service&comp=properties"
+expect "service properties" 200
+check "properties XML" grep -q '<StorageServiceProperties>' "$tmp/body"
+call PUT "/$acct/?restype=service&comp=properties" --data '<x/>'
+expect "set service properties not implemented" 501 NotImplemented
+call GET "/$acct/?restype=service&comp=nothing"
+expect "unknown service call" 400 InvalidQueryParameterValue
+
+echo "$pass passed, $fail failed"
+exit $fail

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# test/gateway/pool_test.sh: a gateway with ONE pooled connection
+# (--pool 1 --pool-wait-ms 300 --statement-timeout-ms 1500, started by
+# test/gateway/run.sh): an account's role ends with its request (a reader's
+# refused write leaves nothing behind for the next account on the same
+# connection), a request that finds no free connection in time gets 503
+# ServerBusy (back-pressure), and one that exceeds the statement timeout
+# 500 OperationTimedOut, with the connection usable afterwards; a session
+# the server ended is replaced before a request goes out on it.
+set -u
+. "$(dirname "$0")/lib.sh"
+J='Content-Type: application/json'
+
+call POST "/$acct/Tables" -H "$J" --data '{"TableName":"pooltest"}'
+expect "create table" 201
+as_account reader "$GW_READER_KEY"
+call POST "/$acct/pooltest" -H "$J" --data '{"PartitionKey":"p","RowKey":"r"}'
+expect "reader may not insert" 403 AuthorizationPermissionMismatch
+call GET "/$acct/pooltest()"
+expect "reader may query" 200
+as_account devstoreaccount1 "$GW_DEV_KEY"
+call POST "/$acct/pooltest" -H "$J" --data '{"PartitionKey":"p","RowKey":"r"}'
+expect "dev account on the same connection, as its own role" 201
+psql -X -At -d gwtest -c "SELECT pg_catalog.pg_get_userbyid(relowner) FROM pg_class WHERE oid = 'tablestore_data.pooltest'::regclass" >"$tmp/owner"
+check "table owned by the dev account's role" grep -qx gwt_dev "$tmp/owner"
+
+# hold the table's lock from outside: the one connection waits on it
+psql -X -q -d gwtest -c "BEGIN; LOCK TABLE tablestore_data.pooltest; SELECT pg_sleep(4); COMMIT;" >/dev/null &
+locker=$!
+sleep 0.5
+(tmp=$tmp/sub && mkdir "$tmp" && call GET "/$acct/pooltest(PartitionKey='p',RowKey='r')" && echo "$code $err" >"$tmp/../slow") &
+slow=$!
+sleep 0.3
+call GET "/$acct/Tables"
+expect "no free connection within 300 ms" 503 ServerBusy
+wait $slow
+read -r code err <"$tmp/slow"
+expect "statement timeout" 500 OperationTimedOut
+wait $locker
+call GET "/$acct/pooltest(PartitionKey='p',RowKey='r')"
+expect "the connection serves again" 200
+# the server ends the pooled session (as a restart would): the next
+# request goes out on a new connection and succeeds
+psql -X -q -At -d postgres -c "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE usename = 'gwt_auth' AND application_name = 'tablestore-gateway'" >"$tmp/killed"
+sleep 0.2
+call GET "/$acct/pooltest(PartitionKey='p',RowKey='r')"
+expect "after its backends were terminated ($(cat "$tmp/killed"))" 200
+call DELETE "/$acct/Tables('pooltest')"
+expect "drop table" 204
+
+echo "$pass passed, $fail failed"
+exit $fail

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# test/gateway/tls_test.sh: a gateway serving HTTPS (--tls-cert, --tls-key;
+# started by test/gateway/run.sh with a throwaway certificate for
+# 127.0.0.1, GW_TLS_CA): Shared Key Lite over TLS with the certificate
+# verified, https URLs in the answers, a SAS restricted to https accepted
+# there, and plain HTTP on the TLS port refused.
+set -u
+export GW_BASE="https://127.0.0.1:$GW_PORT" GW_CURL_OPTS="--cacert $GW_TLS_CA"
+. "$(dirname "$0")/lib.sh"
+J='Content-Type: application/json'
+
+call POST "/$acct/Tables" -H "$J" --data '{"TableName":"tlstest"}'
+expect "create table over TLS" 201
+check "https in odata.metadata" grep -q "\"odata.metadata\":\"https://127.0.0.1:$GW_PORT/$acct/" "$tmp/body"
+call POST "/$acct/tlstest" -H "$J" --data '{"PartitionKey":"p","RowKey":"r","v":1}'
+expect "insert over TLS" 201
+se=$(date -u -d '+1 hour' '+%Y-%m-%dT%H:%M:%SZ')
+sig=$(hmac "r"$'\n\n'"$se"$'\n'"/table/$acct/tlstest"$'\n\n\n'"https"$'\n'"2019-02-02"$'\n\n\n\n' | sed 's/+/%2B/g; s/\//%2F/g; s/=/%3D/g')
+raw GET "/$acct/tlstest(PartitionKey='p',RowKey='r')?sv=2019-02-02&tn=tlstest&sp=r&spr=https&se=$(sed 's/:/%3A/g' <<<"$se")&sig=$sig"
+expect "https-only SAS over https" 200
+code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "http://127.0.0.1:$GW_PORT/$acct/Tables")
+check "plain HTTP on the TLS port refused ($code)" test "$code" != 200
+call DELETE "/$acct/Tables('tlstest')"
+expect "delete table" 204
+
+echo "$pass passed, $fail failed"
+exit $fail
