@@ -582,6 +582,29 @@ continuation_headers(Resp *resp, PGresult *res)
 	free(t);
 }
 
+/* A 500 InternalError, with the service's text and detail as our extra line. */
+static void
+resp_internal(Req *r, Resp *resp, const char *detail)
+{
+	resp_error(r, resp, 500, "InternalError",
+			   "Server encountered an internal error. Please try again after some time.", detail);
+}
+
+/*
+ * The entity a function returned (row 0, column 0), parsed; res is cleared.
+ * NULL, with a 500 sent, if it is not JSON.
+ */
+static json_object *
+result_entity(Req *r, Resp *resp, PGresult *res)
+{
+	json_object *e = json_tokener_parse(PQgetvalue(res, 0, 0));
+
+	PQclear(res);
+	if (e == NULL)
+		resp_internal(r, resp, NULL);
+	return e;
+}
+
 /* query_entities: GET /table() with $filter, $select, $top, continuation. */
 static void
 query_entities(Req *r, Resp *resp, const char *table)
@@ -660,8 +683,7 @@ query_entities(Req *r, Resp *resp, const char *table)
 		(page = json_tokener_parse(PQgetvalue(res, 0, 0))) == NULL ||
 		!json_object_is_type(page, json_type_array))
 	{
-		resp_error(r, resp, 500, "InternalError", "Server encountered an internal error. Please try again after some time.",
-				   "unexpected result of query_entities_page");
+		resp_internal(r, resp, "unexpected result of query_entities_page");
 		goto done;
 	}
 	o = json_object_new_object();
@@ -704,6 +726,7 @@ done:
 	buf_free(&b);
 }
 
+
 /* get_entity: GET /table(PartitionKey='..',RowKey='..'). */
 static void
 get_entity(Req *r, Resp *resp, const char *table, const char *pk, const char *rk)
@@ -734,13 +757,8 @@ get_entity(Req *r, Resp *resp, const char *table, const char *pk, const char *rk
 		PQclear(res);
 		return;
 	}
-	e = json_tokener_parse(PQgetvalue(res, 0, 0));
-	PQclear(res);
-	if (e == NULL)
-	{
-		resp_error(r, resp, 500, "InternalError", "Server encountered an internal error. Please try again after some time.", NULL);
+	if ((e = result_entity(r, resp, res)) == NULL)
 		return;
-	}
 	o = shape_entity(r, table, e, true);
 	resp_json(r, resp, 200, o);
 	json_object_put(o);
@@ -788,13 +806,8 @@ insert_entity(Req *r, Resp *resp, const char *table)
 		db_error_response(r, resp, &err);
 		return;
 	}
-	e = json_tokener_parse(PQgetvalue(res, 0, 0));
-	PQclear(res);
-	if (e == NULL)
-	{
-		resp_error(r, resp, 500, "InternalError", "Server encountered an internal error. Please try again after some time.", NULL);
+	if ((e = result_entity(r, resp, res)) == NULL)
 		return;
-	}
 	json_object_object_get_ex(e, "PartitionKey", &pk);
 	json_object_object_get_ex(e, "RowKey", &rk);
 	entity_path(&path, table, json_object_get_string(pk), json_object_get_string(rk));

@@ -406,6 +406,7 @@ execute_batch(PG_FUNCTION_ARGS)
 	bool		read_only;
 	char	   *relname;
 	Oid			relid;
+	Oid			keyindex;
 	RelPlans   *plans;
 	BatchRun	run;
 	ErrorData  *edata;
@@ -421,12 +422,12 @@ execute_batch(PG_FUNCTION_ARGS)
 
 	/* a role that may not write the table may not lock it or its partitions */
 	relid = ts_table_open(table, read_only ? ACL_SELECT : ACL_INSERT | ACL_UPDATE | ACL_DELETE,
-						  read_only ? AccessShareLock : RowExclusiveLock, &relname, NULL);
+						  read_only ? AccessShareLock : RowExclusiveLock, &relname, &keyindex);
 	if (!read_only)
 		lock_partition(relid, batch[0].entity->partition_key);
 
 	SPI_connect();
-	plans = ts_get_plans(relid, relname);
+	plans = ts_get_plans(relid, relname, keyindex);
 
 	/* run the operations in a subtransaction of their own */
 	run.plans = plans;

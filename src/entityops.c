@@ -51,6 +51,8 @@
 struct RelPlans
 {
 	Oid			relid;			/* hash key: the entity relation */
+	char		relname[NAMEDATALEN];
+	Oid			keyindex;		/* its key index, as ts_table_open found it */
 	bool		stale;			/* the relation changed or was dropped */
 	int			pins;			/* calls using the plans now */
 	uint64		last_used;		/* for eviction of the least recently used */
@@ -203,7 +205,7 @@ plans_sweep(void)
  * SPI_connect.
  */
 RelPlans *
-ts_get_plans(Oid relid, const char *relname)
+ts_get_plans(Oid relid, const char *relname, Oid keyindex)
 {
 	RelPlans   *p;
 	bool		found;
@@ -259,6 +261,8 @@ ts_get_plans(Oid relid, const char *relname)
 	}
 	p->pins++;
 	p->last_used = ++plan_clock;
+	strlcpy(p->relname, relname, NAMEDATALEN);
+	p->keyindex = keyindex;
 	return p;
 }
 
@@ -267,6 +271,13 @@ Oid
 ts_plans_relid(RelPlans *plans)
 {
 	return plans->relid;
+}
+
+/* The key index of a cache entry's relation (ts_get_plans was told it). */
+Oid
+ts_plans_keyindex(RelPlans *plans)
+{
+	return plans->keyindex;
 }
 
 /* The compiled CHECK constraints of a cache entry (see TsCheckCache). */
@@ -292,20 +303,13 @@ typedef struct StoredEntity
 	Jsonb	   *props;			/* in the SPI context */
 } StoredEntity;
 
-/*
- * Check the props a statement read or wrote: a JSON object.  A row stored
- * with plain SQL in a relation without tablestore's CHECK constraints could
- * hold anything; a merge into such a row would lose the merged properties.
- */
+/* Check the props a statement read or wrote (see ts_check_stored_row). */
 static void
-check_returned_props(Jsonb *props, Oid relid)
+check_returned_props(RelPlans *plans, Jsonb *props)
 {
-	if (!JB_ROOT_IS_OBJECT(props) || JB_ROOT_IS_SCALAR(props))
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("entity relation \"%s\" holds a row with props that are not a JSON object",
-						get_rel_name(relid)),
-				 errhint("Find the row with SQL and correct or delete it.")));
+	Datum		values[4] = {0, 0, 0, JsonbPGetDatum(props)};
+
+	ts_check_stored_row(plans->relname, values, NULL);
 }
 
 /*
@@ -331,7 +335,7 @@ read_entity(RelPlans *plans, text *pk, text *rk, bool read_only)
 		r.found = true;
 		r.ts = DatumGetTimestampTz(SPI_getbinval(tup, desc, 1, &isnull));
 		r.props = DatumGetJsonbP(SPI_getbinval(tup, desc, 2, &isnull));
-		check_returned_props(r.props, plans->relid);
+		check_returned_props(plans, r.props);
 	}
 	return r;
 }
@@ -521,26 +525,35 @@ ts_parse_if_match(const char *s, int64 *ticks)
 	return true;
 }
 
-static void
-entity_not_found(text *pk, text *rk)
+/* ts_entity_not_found: the service's error for a missing entity. */
+void
+ts_entity_not_found(text *pk, text *rk)
 {
 	ts_ereport(ERROR, TS_ResourceNotFound,
 			   errmsg("entity (\"%s\", \"%s\") does not exist", ts_clip_text(pk), ts_clip_text(rk)));
 }
 
 /*
- * Check the If-Match condition against the stored entity.
+ * ts_check_if_match: the If-Match condition (conditional, ticks of the
+ * ETag) against the Timestamp of the entity as stored now.
  */
-static void
-check_condition(const StoredEntity *old, bool conditional, int64 ticks, text *pk, text *rk)
+void
+ts_check_if_match(TimestampTz stored_ts, bool conditional, int64 ticks, text *pk, text *rk)
 {
-	if (!old->found)
-		entity_not_found(pk, rk);
-	if (conditional && ts_timestamptz_to_ticks(old->ts) != ticks)
+	if (conditional && ts_timestamptz_to_ticks(stored_ts) != ticks)
 		ts_ereport(ERROR, TS_UpdateConditionNotSatisfied,
 				   errmsg("entity (\"%s\", \"%s\") does not match the ETag of if_match",
 						  ts_clip_text(pk), ts_clip_text(rk)),
 				   errhint("The entity has changed since that ETag was read; read it again."));
+}
+
+/* The If-Match condition against the stored entity, which must exist. */
+static void
+check_condition(const StoredEntity *old, bool conditional, int64 ticks, text *pk, text *rk)
+{
+	if (!old->found)
+		ts_entity_not_found(pk, rk);
+	ts_check_if_match(old->ts, conditional, ticks, pk, rk);
 }
 
 /*
@@ -609,7 +622,7 @@ update_one(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional, int64 
 		return false;
 	result->ts = DatumGetTimestampTz(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	result->props = DatumGetJsonbP(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
-	check_returned_props(result->props, plans->relid);
+	check_returned_props(plans, result->props);
 
 	/* a merge can take the entity over the limits; the error undoes it */
 	if (merge)
@@ -777,7 +790,7 @@ ts_apply_op(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional, int64
 		case TS_OP_RETRIEVE:
 			old = read_entity(plans, pk, rk, true);
 			if (!old.found)
-				entity_not_found(pk, rk);
+				ts_entity_not_found(pk, rk);
 			result->ts = old.ts;
 			result->props = old.props;
 			break;
@@ -821,14 +834,15 @@ run_single(text *table, TsOpKind kind, TsEntity *e, bool conditional, int64 tick
 	MemoryContext callerctx = CurrentMemoryContext;
 	char	   *relname;
 	Oid			relid;
+	Oid			keyindex;
 	TsOpResult	r;
 	Jsonb	   *result = NULL;
 	RelPlans   *plans;
 
 	relid = ts_table_open(table, ts_op_privileges(kind),
-						  kind == TS_OP_RETRIEVE ? AccessShareLock : RowExclusiveLock, &relname, NULL);
+						  kind == TS_OP_RETRIEVE ? AccessShareLock : RowExclusiveLock, &relname, &keyindex);
 	SPI_connect();
-	plans = ts_get_plans(relid, relname);
+	plans = ts_get_plans(relid, relname, keyindex);
 	ts_apply_op(plans, kind, e, conditional, ticks, &r);
 	ts_release_plans(plans);
 
@@ -987,7 +1001,7 @@ get_entity(PG_FUNCTION_ARGS)
 	if (ts_point_read(table, e->partition_key, e->row_key, select_list, &result))
 	{
 		if (result == NULL)
-			entity_not_found(e->partition_key, e->row_key);
+			ts_entity_not_found(e->partition_key, e->row_key);
 		PG_RETURN_JSONB_P(result);
 	}
 	PG_RETURN_JSONB_P(run_single(table, TS_OP_RETRIEVE, e, false, 0, select_list));

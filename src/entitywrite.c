@@ -133,13 +133,12 @@ direct_begin(DirectWrite *w, RelPlans *plans)
 {
 	Oid			relid = ts_plans_relid(plans);
 	RangeTblEntry *rte = makeNode(RangeTblEntry);
-	Oid			indexid;
 	Oid			opno;
 
+	/* ts_table_open checked the relation and found its key index */
 	w->plans = plans;
 	w->heap = table_open(relid, NoLock);
-	indexid = ts_check_entity_relation(w->heap, true);
-	w->index = index_open(indexid, RowExclusiveLock);
+	w->index = index_open(ts_plans_keyindex(plans), RowExclusiveLock);
 	opno = get_opfamily_member(w->index->rd_opfamily[0], w->index->rd_opcintype[0],
 							   w->index->rd_opcintype[0], BTEqualStrategyNumber);
 	if (!OidIsValid(opno))
@@ -493,7 +492,8 @@ update_locked(DirectWrite *w, TsOpKind kind, TsEntity *e, ItemPointer tid, TsOpR
 	{
 		Jsonb	   *old_props = DatumGetJsonbP(slot_getattr(w->oldslot, TS_ATT_PROPS, &isnull));
 
-		ts_check_stored_props(w->heap, old_props);
+		slot_getallattrs(w->oldslot);
+		ts_check_stored_row(RelationGetRelationName(w->heap), w->oldslot->tts_values, w->oldslot->tts_isnull);
 		props = merge_props(old_props, e->props);
 		/* a merge can take the entity over the limits; the error undoes it */
 		ts_entity_check_limits(props, ts_entity_key_size(e->partition_key, e->row_key));
@@ -512,25 +512,14 @@ update_locked(DirectWrite *w, TsOpKind kind, TsEntity *e, ItemPointer tid, TsOpR
 		(void) ExecInsertIndexTuples(w->rri, w->newslot, w->estate, true, false, NULL, NIL);
 }
 
-static void
-entity_not_found(text *pk, text *rk)
-{
-	ts_ereport(ERROR, TS_ResourceNotFound,
-			   errmsg("entity (\"%s\", \"%s\") does not exist", ts_clip_text(pk), ts_clip_text(rk)));
-}
-
 /* The If-Match condition against the locked version's Timestamp. */
 static void
 check_etag(DirectWrite *w, bool conditional, int64 ticks, text *pk, text *rk)
 {
 	bool		isnull;
 
-	if (conditional &&
-		ts_timestamptz_to_ticks(DatumGetTimestampTz(slot_getattr(w->oldslot, TS_ATT_TS, &isnull))) != ticks)
-		ts_ereport(ERROR, TS_UpdateConditionNotSatisfied,
-				   errmsg("entity (\"%s\", \"%s\") does not match the ETag of if_match",
-						  ts_clip_text(pk), ts_clip_text(rk)),
-				   errhint("The entity has changed since that ETag was read; read it again."));
+	ts_check_if_match(DatumGetTimestampTz(slot_getattr(w->oldslot, TS_ATT_TS, &isnull)),
+					  conditional, ticks, pk, rk);
 }
 
 /*
@@ -623,7 +612,7 @@ ts_direct_apply(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional, i
 				{
 					if (retry)
 						break;
-					entity_not_found(pk, rk);
+					ts_entity_not_found(pk, rk);
 				}
 				check_etag(&w, conditional, ticks, pk, rk);
 				update_locked(&w, kind, e, &tid, result);
@@ -651,7 +640,7 @@ ts_direct_apply(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional, i
 				{
 					if (retry)
 						break;
-					entity_not_found(pk, rk);
+					ts_entity_not_found(pk, rk);
 				}
 				check_etag(&w, conditional, ticks, pk, rk);
 				{

@@ -86,7 +86,8 @@ typedef struct QueryScan
 	 * policies apply: one cursor per segment, fetched in batches.
 	 */
 	bool		via_sql;
-	char	   *relname;		/* quoted, qualified name of the relation */
+	char	   *relname;		/* the relation's name */
+	char	   *qualname;		/* quoted, qualified, for SQL text */
 	Portal		cursor;			/* the open segment's cursor, or NULL */
 	char	   *cursor_name;
 	MemoryContext batchcxt;		/* the fetched rows; reset per batch */
@@ -142,7 +143,8 @@ query_begin(text *table_name, TsQueryPlan *plan, text *next_pk, text *next_rk,
 	/* row-level security applies: read through SQL, under the policies */
 	qs = palloc0(sizeof(QueryScan));
 	qs->via_sql = true;
-	qs->relname = quote_qualified_identifier(TS_DATA_SCHEMA, relname);
+	qs->relname = relname;
+	qs->qualname = quote_qualified_identifier(TS_DATA_SCHEMA, relname);
 	qs->select_all = (select_list == NULL);
 	qs->select = ts_parse_select_list(select_list);
 	qs->residual = plan->residual;
@@ -171,6 +173,7 @@ query_open(Oid relid, Oid indexid, TsQueryPlan *plan, text *next_pk, text *next_
 	qs->scan_nkeys = -1;
 
 	qs->heap = table_open(relid, NoLock);
+	qs->relname = RelationGetRelationName(qs->heap);
 	qs->index = index_open(indexid, AccessShareLock);
 	for (int col = 0; col < 2; col++)
 	{
@@ -273,7 +276,7 @@ sql_open_segment(QueryScan *qs, const TsScanSegment *seg)
 	Portal		portal;
 
 	initStringInfo(&sql);
-	appendStringInfo(&sql, "SELECT pk, rk, ts, props FROM ONLY %s WHERE true", qs->relname);
+	appendStringInfo(&sql, "SELECT pk, rk, ts, props FROM ONLY %s WHERE true", qs->qualname);
 	sql_range(&sql, "pk", &seg->pk, values, &n);
 	sql_range(&sql, "rk", &seg->rk, values, &n);
 	/* the key type's default btree operator class orders as the service */
@@ -394,6 +397,8 @@ query_next(QueryScan *qs, ScanEntity *e)
 	for (;;)
 	{
 		TsFilterRow row;
+		Datum		values[4];
+		bool		isnull[4];
 
 		CHECK_FOR_INTERRUPTS();
 		if (!qs->segment_open)
@@ -415,8 +420,6 @@ query_next(QueryScan *qs, ScanEntity *e)
 		if (qs->via_sql)
 		{
 			HeapTuple	tuple;
-			bool		isnull[4];
-			Datum		values[4];
 
 			if (!sql_next_row(qs, &tuple))
 			{
@@ -425,22 +428,7 @@ query_next(QueryScan *qs, ScanEntity *e)
 				continue;
 			}
 			for (int att = 0; att < 4; att++)
-			{
 				values[att] = heap_getattr(tuple, att + 1, qs->batch_desc, &isnull[att]);
-				if (isnull[att])
-					ereport(ERROR,
-							(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-							 errmsg("entity relation %s holds a row with a null column", qs->relname)));
-			}
-			e->pk = DatumGetTextPP(values[0]);
-			e->rk = DatumGetTextPP(values[1]);
-			e->ts = DatumGetTimestampTz(values[2]);
-			e->props = DatumGetJsonbP(values[3]);
-			if (!JB_ROOT_IS_OBJECT(e->props) || JB_ROOT_IS_SCALAR(e->props))
-				ereport(ERROR,
-						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-						 errmsg("entity relation %s holds a row with props that are not a JSON object",
-								qs->relname)));
 		}
 		else
 		{
@@ -450,17 +438,15 @@ query_next(QueryScan *qs, ScanEntity *e)
 				qs->segno++;
 				continue;
 			}
-
 			slot_getallattrs(qs->slot);
-			for (int att = 0; att < 4; att++)
-				if (qs->slot->tts_isnull[att])
-					ts_stored_row_invalid(qs->heap, "a null column");
-			e->pk = DatumGetTextPP(qs->slot->tts_values[TS_ATT_PK - 1]);
-			e->rk = DatumGetTextPP(qs->slot->tts_values[TS_ATT_RK - 1]);
-			e->ts = DatumGetTimestampTz(qs->slot->tts_values[TS_ATT_TS - 1]);
-			e->props = DatumGetJsonbP(qs->slot->tts_values[TS_ATT_PROPS - 1]);
-			ts_check_stored_props(qs->heap, e->props);
+			memcpy(values, qs->slot->tts_values, sizeof(values));
+			memcpy(isnull, qs->slot->tts_isnull, sizeof(isnull));
 		}
+		ts_check_stored_row(qs->relname, values, isnull);
+		e->pk = DatumGetTextPP(values[TS_ATT_PK - 1]);
+		e->rk = DatumGetTextPP(values[TS_ATT_RK - 1]);
+		e->ts = DatumGetTimestampTz(values[TS_ATT_TS - 1]);
+		e->props = DatumGetJsonbP(values[TS_ATT_PROPS - 1]);
 		if (qs->residual != NULL)
 		{
 			row.pk = VARDATA_ANY(e->pk);

@@ -262,30 +262,37 @@ ts_check_entity_relation(Relation heap, bool need_index)
 	return index;
 }
 
-/*
- * ts_stored_row_invalid: report a row of an entity relation that tablestore
- * cannot serve (written with plain SQL before the relation had its CHECK
- * constraints, say).
- */
-void
-ts_stored_row_invalid(Relation heap, const char *what)
+/* Report a row of entity relation relname that tablestore cannot serve. */
+static void
+stored_row_invalid(const char *relname, const char *what)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-			 errmsg("entity relation \"%s\" holds a row with %s", RelationGetRelationName(heap), what),
+			 errmsg("entity relation \"%s\" holds a row with %s", relname, what),
 			 errdetail("Every row of an entity relation has non-null keys and properties, and props is a JSON object."),
 			 errhint("Find the row with SQL and correct or delete it.")));
 }
 
 /*
- * ts_check_stored_props: check the props of a stored row: a JSON object
- * (a caller's plain SQL could have stored anything).
+ * ts_check_stored_row: check a row of entity relation relname as read
+ * (values and nulls of its four columns; isnull may be NULL when the reader
+ * knows them not null): no null, props a JSON object.  Rows written with
+ * plain SQL into a relation without tablestore's CHECK constraints could
+ * hold anything; every reader and writer goes through this check, so none
+ * misreads such a row (a merge into array props would lose its properties).
  */
 void
-ts_check_stored_props(Relation heap, Jsonb *props)
+ts_check_stored_row(const char *relname, const Datum *values, const bool *isnull)
 {
+	Jsonb	   *props;
+
+	if (isnull != NULL)
+		for (int att = 0; att < 4; att++)
+			if (isnull[att])
+				stored_row_invalid(relname, "a null column");
+	props = DatumGetJsonbP(values[TS_ATT_PROPS - 1]);
 	if (!JB_ROOT_IS_OBJECT(props) || JB_ROOT_IS_SCALAR(props))
-		ts_stored_row_invalid(heap, "props that are not a JSON object");
+		stored_row_invalid(relname, "props that are not a JSON object");
 }
 
 /*

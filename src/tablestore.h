@@ -221,10 +221,13 @@ typedef struct TsOpResult
 	Jsonb	   *props;			/* NULL after a delete */
 } TsOpResult;
 
-extern RelPlans *ts_get_plans(Oid relid, const char *relname);
+extern RelPlans *ts_get_plans(Oid relid, const char *relname, Oid keyindex);
 extern void ts_release_plans(RelPlans *plans);
 extern AclMode ts_op_privileges(TsOpKind kind);
 extern Oid	ts_plans_relid(RelPlans *plans);
+extern Oid	ts_plans_keyindex(RelPlans *plans);
+extern void ts_entity_not_found(text *pk, text *rk) pg_attribute_noreturn();
+extern void ts_check_if_match(TimestampTz stored_ts, bool conditional, int64 ticks, text *pk, text *rk);
 extern TsCheckCache *ts_plans_checks(RelPlans *plans);
 extern bool ts_parse_if_match(const char *s, int64 *ticks);
 extern void ts_apply_op(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional,
@@ -321,8 +324,7 @@ extern bool ts_point_read(text *table_name, text *pk, text *rk, const char *sele
 extern Oid	ts_table_open(text *table_name, AclMode required, LOCKMODE lockmode, char **relname,
 						  Oid *keyindex);
 extern Oid	ts_check_entity_relation(Relation heap, bool need_index);
-extern void ts_stored_row_invalid(Relation heap, const char *what) pg_attribute_noreturn();
-extern void ts_check_stored_props(Relation heap, Jsonb *props);
+extern void ts_check_stored_row(const char *relname, const Datum *values, const bool *isnull);
 extern bool ts_table_name_is_valid(const char *name, int len);
 extern text *ts_arg_table_name(FunctionCallInfo fcinfo);
 
