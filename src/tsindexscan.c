@@ -429,6 +429,13 @@ read_page(IndexScanDesc scan, Buffer buf, const TskSearchKey *start)
 	so->next = op->next;
 	so->prev = op->prev;
 	so->nitems = so->item = 0;
+	/*
+	 * A deleted page (a step may land on one) has no entries: its contents
+	 * are the deletion's safexid, which PageGetMaxOffsetNumber would count
+	 * as line pointers.
+	 */
+	if (TskPageIsDeleted(op))
+		maxoff = InvalidOffsetNumber;
 	if (start && maxoff >= first)
 		off = tsk_leaf_find_run(page, start);
 	else
