@@ -1,12 +1,14 @@
 # tablestore: PGXS build.  The control file is the only place the version is set.
-EXTENSION = tablestore
-EXTVERSION = $(shell sed -n "s/^default_version[[:space:]]*=[[:space:]]*'\([^']*\)'/\1/p" $(EXTENSION).control)
+# tablestore_router, the scale-out router, is built from the same library
+# and released with the same version.
+EXTENSION = tablestore tablestore_router
+EXTVERSION = $(shell sed -n "s/^default_version[[:space:]]*=[[:space:]]*'\([^']*\)'/\1/p" tablestore.control)
 
 MODULE_big = tablestore
 OBJS = $(patsubst %.c,%.o,$(wildcard src/*.c))
-DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
+DATA_built = sql/tablestore--$(EXTVERSION).sql sql/tablestore_router--$(EXTVERSION).sql
 # frozen install scripts of earlier versions, and the upgrade scripts
-DATA = $(filter-out $(DATA_built),$(wildcard sql/$(EXTENSION)--*.sql))
+DATA = $(filter-out $(DATA_built),$(wildcard sql/tablestore--*.sql))
 EXTRA_CLEAN = results regression.diffs regression.out output_iso
 
 PG_CPPFLAGS = -Isrc
@@ -14,18 +16,20 @@ PG_CFLAGS += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
 
 # pg_regress: test/sql/*.sql, expected output in expected/ (top level).
 REGRESS = $(patsubst test/sql/%.sql,%,$(sort $(wildcard test/sql/*.sql)))
-REGRESS_OPTS = --inputdir=test --load-extension=$(EXTENSION)
+REGRESS_OPTS = --inputdir=test --load-extension=tablestore
 
 # isolation tests: test/specs/*.spec, expected output in expected/.
 ISOLATION = $(patsubst test/specs/%.spec,%,$(sort $(wildcard test/specs/*.spec)))
 # --outputdir=. (after pgxs's output_iso) so that expected/ at the top is found
-ISOLATION_OPTS = --inputdir=test --outputdir=. --load-extension=$(EXTENSION)
+ISOLATION_OPTS = --inputdir=test --outputdir=. --load-extension=tablestore
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql
+sql/tablestore--$(EXTVERSION).sql: sql/tablestore.sql
+	cp $< $@
+sql/tablestore_router--$(EXTVERSION).sql: sql/tablestore_router.sql
 	cp $< $@
 
 # The $filter parser outside the server: unit tests and a libFuzzer target.

@@ -217,6 +217,35 @@ CREATE FUNCTION tablestore.list_tables(filter text DEFAULT NULL) RETURNS SETOF t
 	AS 'MODULE_PATHNAME', 'list_tables' LANGUAGE C STABLE;
 COMMENT ON FUNCTION tablestore.list_tables(text) IS 'the names of the tables matching a $filter on TableName, in ordinal order';
 
+-- Scale-out (tablestore_router): the partition hash the router routes by,
+-- and the idempotent halves of create_table and delete_table it runs on
+-- every shard, so that a call that failed on some shards completes when it
+-- is repeated.
+
+CREATE FUNCTION tablestore.partition_hash(partition_key text) RETURNS integer
+	AS 'MODULE_PATHNAME', 'partition_hash' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION tablestore.partition_hash(text) IS 'the stable hash of a PartitionKey that a scale-out router routes by';
+
+CREATE FUNCTION tablestore.create_table_if_absent(table_name text) RETURNS boolean
+	LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog AS $$
+BEGIN
+	PERFORM tablestore.create_table(table_name);
+	RETURN true;
+EXCEPTION WHEN duplicate_table THEN
+	RETURN false;
+END $$;
+COMMENT ON FUNCTION tablestore.create_table_if_absent(text) IS 'create a table unless it exists; true if it was created';
+
+CREATE FUNCTION tablestore.delete_table_if_exists(table_name text) RETURNS boolean
+	LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog AS $$
+BEGIN
+	PERFORM tablestore.delete_table(table_name);
+	RETURN true;
+EXCEPTION WHEN no_data_found THEN
+	RETURN false;
+END $$;
+COMMENT ON FUNCTION tablestore.delete_table_if_exists(text) IS 'delete a table if it exists; true if it was deleted';
+
 -- Entities
 
 CREATE FUNCTION tablestore.insert_entity(table_name text, entity jsonb) RETURNS jsonb

@@ -70,6 +70,8 @@ static const TsErrorInfo ts_errors[TS_NUM_ERROR_CODES] = {
 		"The request body is too large and exceeds the maximum permissible limit."},
 	{"NotImplemented", "0A000", 501, "filter functions such as startswith",
 		"The requested operation is not implemented on the specified resource."},
+	{"ServerBusy", "TS503", 503, "a scale-out router cannot reach the shard that holds the partition",
+		"The server is currently unable to receive requests. Please retry your request."},
 };
 
 /*

@@ -100,6 +100,7 @@ typedef enum TsErrorCode
 	TS_CommandsInBatchActOnDifferentPartitions,
 	TS_RequestBodyTooLarge,
 	TS_NotImplemented,
+	TS_ServerBusy,
 	TS_NUM_ERROR_CODES
 } TsErrorCode;
 

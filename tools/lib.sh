@@ -12,6 +12,8 @@ export PATH="$PGBIN:$PATH"
 ts_install_deps() {
 	local pkgs="postgresql-15 postgresql-server-dev-15 postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl make gcc clang libclang-rt-14-dev sqlsmith python3 libpq5"
 	# tablestore-gateway (gateway/) and its tests
+	# the scale-out router (tablestore_router)
+	pkgs="$pkgs postgresql-15-plproxy"
 	pkgs="$pkgs libmicrohttpd-dev libjson-c-dev libpq-dev libssl-dev pkg-config curl openssl python3-azure"
 	local missing=""
 	# the JavaScript SDK test needs node (>= 20 for @azure/data-tables 13.3) and npm
@@ -61,4 +63,48 @@ ts_stop_server() {
 	local dir=$1
 	[ -f "$dir/data/postmaster.pid" ] && (cd / && runuser -u postgres -- pg_ctl -D "$dir/data" -m fast -w stop >/dev/null 2>&1)
 	return 0
+}
+
+# ts_start_cluster DIR N [partitions]: a tablestore cluster of throwaway
+# servers: N shards (DIR/shard0 ...), each with database tablestore and the
+# extension, and a router (DIR/router) with database tablestore, PL/Proxy
+# and tablestore_router configured over the shards.  PGHOST is left on the
+# router.
+ts_start_cluster() {
+	local dir=$1 n=$2 parts=${3:-16} i nodes=""
+	for i in $(seq 0 $((n - 1))); do
+		mkdir -p "$dir/shard$i"
+		ts_start_server "$dir/shard$i" || return 1
+		psql -X -q -d postgres -c "CREATE DATABASE tablestore" || return 1
+		psql -X -q -d tablestore -c "CREATE EXTENSION tablestore" || return 1
+		nodes="$nodes${nodes:+, }'host=$dir/shard$i dbname=tablestore'"
+	done
+	mkdir -p "$dir/router"
+	ts_start_server "$dir/router" || return 1
+	psql -X -q -d postgres -c "CREATE DATABASE tablestore" || return 1
+	psql -X -q -v ON_ERROR_STOP=1 -d tablestore <<SQL || return 1
+CREATE EXTENSION plproxy;
+CREATE EXTENSION tablestore_router;
+SELECT tablestore_router.configure(ARRAY[$nodes], $parts);
+SQL
+	export PGHOST=$dir/router PGDATABASE=tablestore
+}
+
+# ts_stop_cluster DIR: stop every server of a cluster.
+ts_stop_cluster() {
+	local d
+	for d in "$1"/router "$1"/shard*; do
+		[ -d "$d" ] && ts_stop_server "$d"
+	done
+	return 0
+}
+
+# ts_cluster_psql DIR SQL...: run SQL on every server of a cluster (roles,
+# for instance, are per server).
+ts_cluster_psql() {
+	local dir=$1 d
+	shift
+	for d in "$dir"/router "$dir"/shard*; do
+		psql -X -q -h "$d" -d tablestore -v ON_ERROR_STOP=1 "$@" || return 1
+	done
 }

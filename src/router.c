@@ -1,0 +1,1172 @@
+/*-------------------------------------------------------------------------
+ *
+ * router.c
+ *	  The scale-out router (extension tablestore_router): the tablestore SQL
+ *	  API on a router database, each call run on the shards through PL/Proxy.
+ *
+ * A PartitionKey's partition is partition_hash(PartitionKey) & (P - 1), P
+ * the cluster's partition count (a power of two); the foreign server
+ * tablestore_cluster (FOREIGN DATA WRAPPER plproxy) maps each partition to
+ * the connection string of a shard, an ordinary tablestore database.
+ *
+ * Every operation on one partition (the entity operations, batches, and
+ * queries whose filter fixes the PartitionKey) calls a PL/Proxy function of
+ * schema tablestore_router with the partition to RUN ON, which runs the
+ * shard's function of the same name as the calling role.  A query without a
+ * PartitionKey equality asks every node for a page at a time and merges the
+ * pages in the service's key order (UTF-16 code units): the merged page ends
+ * before the smallest continuation any node returned, so that a continuation
+ * is a key, exactly as on one node.  create_table and delete_table run on
+ * every node and are idempotent there, so that a call that failed on some
+ * nodes completes when it is repeated.
+ *
+ * Moving partitions between nodes: every routed call holds a share lock on
+ * its partition (an advisory lock (0x74737270, partition), transaction
+ * scope; a query on every node holds them all) while it runs, and a mover
+ * holds pg_advisory_lock(1953657456, partition) while it copies the
+ * partition and switches the foreign server's option: calls on the
+ * partitions being moved wait, the others go on.  After the wait the call
+ * reads the new configuration (AcceptInvalidationMessages), so it runs on
+ * the partition's new node.
+ *
+ * Errors: a shard's error is raised again as the shard raised it (PL/Proxy
+ * prefixes the message and detail with where it came from; they are taken
+ * off), so that SQLSTATE, message, detail and hint are those of one node.
+ * A node that cannot be reached gives ServerBusy (TS503).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "commands/defrem.h"
+#include "executor/spi.h"
+#include "foreign/foreign.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "storage/lmgr.h"
+#include "storage/lock.h"
+#include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/formatting.h"
+#include "utils/guc.h"
+#include "utils/inval.h"
+#include "utils/jsonb.h"
+#include "utils/memutils.h"
+#include "utils/regproc.h"
+#include "utils/syscache.h"
+
+#include "tablestore.h"
+#include "filter.h"
+
+/* the advisory lock key (first half) of the partition locks: "tsrp" */
+#define ROUTER_LOCK_KEY	0x74737270
+/* the page a streaming query fetches from the nodes at a time */
+#define ROUTER_FETCH	1000
+
+static const char *cluster_server = "tablestore_cluster";
+
+/*
+ * The cluster's shape, read from the foreign server's options: the number
+ * of partitions and of distinct nodes.  Reset by any change of a foreign
+ * server.
+ */
+static int	cluster_partitions = 0;
+static int	cluster_nodes = 0;
+static bool callbacks_registered = false;
+
+/* Function OIDs of the PL/Proxy calls, by signature; reset by pg_proc changes. */
+#define ROUTER_MAX_FUNCS 32
+typedef struct RouterFunc
+{
+	const char *signature;
+	Oid			oid;
+} RouterFunc;
+static RouterFunc router_funcs[ROUTER_MAX_FUNCS];
+static int	router_nfuncs = 0;
+
+static void
+router_server_changed(Datum arg, int cacheid, uint32 hashvalue)
+{
+	cluster_partitions = 0;
+	cluster_nodes = 0;
+}
+
+static void
+router_proc_changed(Datum arg, int cacheid, uint32 hashvalue)
+{
+	router_nfuncs = 0;
+}
+
+static void
+register_callbacks(void)
+{
+	if (callbacks_registered)
+		return;
+
+	CacheRegisterSyscacheCallback(FOREIGNSERVEROID, router_server_changed, (Datum) 0);
+	CacheRegisterSyscacheCallback(PROCOID, router_proc_changed, (Datum) 0);
+	callbacks_registered = true;
+}
+
+/*
+ * cluster_shape: the partition count (and node count) of the cluster, from
+ * the options p0 .. p<P-1> of the foreign server tablestore_cluster.
+ */
+static int
+cluster_shape(int *nodes)
+{
+	register_callbacks();
+	if (cluster_partitions == 0)
+	{
+		ForeignServer *server = GetForeignServerByName(cluster_server, true);
+		List	   *values = NIL;
+		ListCell   *lc;
+		int			parts = 0;
+
+		if (server == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("the tablestore cluster is not configured"),
+					 errhint("Define it with tablestore_router.configure(ARRAY['<connection string of a node>', ...]).")));
+		foreach(lc, server->options)
+		{
+			DefElem    *def = lfirst(lc);
+			const char *v;
+			ListCell   *lc2;
+			bool		seen = false;
+
+			if (def->defname[0] != 'p' || strspn(def->defname + 1, "0123456789") != strlen(def->defname + 1) ||
+				def->defname[1] == '\0')
+				continue;
+			parts++;
+			v = defGetString(def);
+			foreach(lc2, values)
+				if (strcmp(lfirst(lc2), v) == 0)
+					seen = true;
+			if (!seen)
+				values = lappend(values, (char *) v);
+		}
+		if (parts == 0 || (parts & (parts - 1)) != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("foreign server \"%s\" must have a power of two of partitions, not %d",
+							cluster_server, parts)));
+		cluster_nodes = list_length(values);
+		cluster_partitions = parts;
+	}
+	if (nodes)
+		*nodes = cluster_nodes;
+	return cluster_partitions;
+}
+
+/*
+ * ts_partition_hash: the stable hash of a PartitionKey: 32-bit FNV-1a over
+ * its UTF-8 bytes, then MurmurHash3's finalizer so that the low bits (which
+ * pick the partition) depend on every byte.  It is part of the on-disk
+ * contract of a cluster: never change it.
+ */
+static uint32
+ts_partition_hash(const char *s, int len)
+{
+	uint32		h = 2166136261u;
+	int			i;
+
+	for (i = 0; i < len; i++)
+	{
+		h ^= (unsigned char) s[i];
+		h *= 16777619u;
+	}
+	h ^= h >> 16;
+	h *= 0x85ebca6bu;
+	h ^= h >> 13;
+	h *= 0xc2b2ae35u;
+	h ^= h >> 16;
+	return h;
+}
+
+/*
+ * tablestore.partition_hash(partition_key text) RETURNS integer
+ */
+TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(partition_hash);
+Datum
+partition_hash(PG_FUNCTION_ARGS)
+{
+	text	   *t = PG_GETARG_TEXT_PP(0);
+
+	PG_RETURN_INT32((int32) ts_partition_hash(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t)));
+}
+
+/* the partition of a key in the current cluster */
+static int
+partition_of(const char *s, int len)
+{
+	return (int) (ts_partition_hash(s, len) & (uint32) (cluster_shape(NULL) - 1));
+}
+
+/*
+ * tablestore_router.partition_of(partition_key text) RETURNS integer
+ */
+TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(router_partition_of);
+Datum
+router_partition_of(PG_FUNCTION_ARGS)
+{
+	text	   *t = PG_GETARG_TEXT_PP(0);
+
+	PG_RETURN_INT32(partition_of(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t)));
+}
+
+/*
+ * lock_partition: hold a share lock on a partition until the end of the
+ * transaction, so that a mover's exclusive lock waits for this call and
+ * this call waits for a move; then read the configuration the mover may
+ * have changed while we waited.
+ */
+static void
+lock_partition(int part)
+{
+	LOCKTAG		tag;
+
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, ROUTER_LOCK_KEY, (uint32) part, 2);
+	(void) LockAcquire(&tag, ShareLock, false, false);
+}
+
+static void
+lock_partitions(int part)
+{
+	if (part >= 0)
+		lock_partition(part);
+	else
+	{
+		int			n = cluster_shape(NULL);
+		int			i;
+
+		for (i = 0; i < n; i++)
+			lock_partition(i);
+	}
+	AcceptInvalidationMessages();
+}
+
+/*
+ * Routing: the partition of a JSON object's "PartitionKey" member, or 0 when
+ * there is none (the shard then raises the error one node would).
+ */
+static int
+route_object_key(Jsonb *obj)
+{
+	JsonbValue *v;
+
+	if (obj == NULL || !JB_ROOT_IS_OBJECT(obj))
+		return 0;
+	v = getKeyJsonValueFromContainer(&obj->root, "PartitionKey", strlen("PartitionKey"), NULL);
+	if (v == NULL || v->type != jbvString)
+		return 0;
+	return partition_of(v->val.string.val, v->val.string.len);
+}
+
+/* the partition of a batch: its first operation's entity's */
+static int
+route_batch(Jsonb *ops)
+{
+	JsonbValue *first;
+	JsonbValue *entity;
+
+	if (ops == NULL || !JB_ROOT_IS_ARRAY(ops) || JB_ROOT_IS_SCALAR(ops))
+		return 0;
+	first = getIthJsonbValueFromContainer(&ops->root, 0);
+	if (first == NULL || first->type != jbvBinary || !JsonContainerIsObject(first->val.binary.data))
+		return 0;
+	entity = getKeyJsonValueFromContainer(first->val.binary.data, "entity", strlen("entity"), NULL);
+	if (entity == NULL || entity->type != jbvBinary || !JsonContainerIsObject(entity->val.binary.data))
+		return 0;
+	entity = getKeyJsonValueFromContainer(entity->val.binary.data, "PartitionKey", strlen("PartitionKey"), NULL);
+	if (entity == NULL || entity->type != jbvString)
+		return 0;
+	return partition_of(entity->val.string.val, entity->val.string.len);
+}
+
+static void *
+router_filter_alloc(void *ctx, size_t size)
+{
+	return palloc0(size);
+}
+
+/*
+ * route_query: the partition a filter confines a query to, or -1 when it
+ * needs every node.  A filter that does not parse goes to partition 0,
+ * whose node raises the error one node would (after its own checks of the
+ * table and the privileges, in its order).
+ */
+static int
+route_query(text *filter)
+{
+	FilterAllocator alloc = {router_filter_alloc, NULL};
+	FilterNode *tree;
+	FilterError err;
+	TsQueryPlan *plan;
+
+	if (filter == NULL)
+		return -1;
+	if (!filter_parse(VARDATA_ANY(filter), VARSIZE_ANY_EXHDR(filter), &alloc, &tree, &err))
+		return 0;
+	plan = ts_plan_query(tree);
+	if (plan->empty)
+		return 0;
+	if (ts_key_range_is_point(&plan->pk))
+		return partition_of(VARDATA_ANY(plan->pk.lo.value), VARSIZE_ANY_EXHDR(plan->pk.lo.value));
+	if (plan->kind == TS_ACCESS_MULTI_POINT && plan->points != NIL)
+	{
+		int			part = -1;
+		ListCell   *lc;
+
+		foreach(lc, plan->points)
+		{
+			TsScanSegment *seg = lfirst(lc);
+			int			p = partition_of(VARDATA_ANY(seg->pk.lo.value),
+										 VARSIZE_ANY_EXHDR(seg->pk.lo.value));
+
+			if (part >= 0 && p != part)
+				return -1;
+			part = p;
+		}
+		return part;
+	}
+	return -1;
+}
+
+/*
+ * Errors.  rethrow_remote: a PL/Proxy error as the shard raised it, or as
+ * ServerBusy when PL/Proxy could not reach the shard.
+ */
+static const char *
+strip_prefix(const char *s, const char *prefix)
+{
+	size_t		n = strlen(prefix);
+
+	if (s != NULL && strncmp(s, prefix, n) == 0)
+		return s + n;
+	return s;
+}
+
+static void
+rethrow_remote(ErrorData *ed)
+{
+	const char *remote = ed->message ? strstr(ed->message, "] REMOTE ERROR: ") : NULL;
+
+	if (remote != NULL)
+	{
+		ed->message = pstrdup(remote + strlen("] REMOTE ERROR: "));
+		if (ed->detail)
+			ed->detail = pstrdup(strip_prefix(ed->detail, "Remote detail: "));
+		if (ed->hint)
+			ed->hint = pstrdup(strip_prefix(ed->hint, "Remote hint: "));
+		ed->context = NULL;
+		ed->internalquery = NULL;
+		ed->internalpos = 0;
+		ed->cursorpos = 0;
+		ReThrowError(ed);
+	}
+	if (ed->message && strncmp(ed->message, "PL/Proxy function tablestore_router.", 36) == 0 &&
+		(strstr(ed->message, "] PQ") != NULL || strstr(ed->message, "REMOTE FATAL") != NULL ||
+		 strstr(ed->message, "REMOTE PANIC") != NULL))
+	{
+		const char *what = strchr(ed->message, '[');
+		char	   *msg = pstrdup(what ? what : ed->message);
+		int			len = strlen(msg);
+
+		while (len > 0 && (msg[len - 1] == '\n' || msg[len - 1] == ' '))
+			msg[--len] = '\0';
+		ts_ereport(ERROR, TS_ServerBusy,
+				   errmsg("a node of the cluster is unavailable: %s", msg),
+				   errhint("Nothing was done on the nodes that could not be reached; retry when the node is back."));
+	}
+	ReThrowError(ed);
+}
+
+/*
+ * PL/Proxy 2.10 leaves the connection of a statement that failed in the
+ * middle of its result, and reconnects on the next call, saying so with a
+ * NOTICE ("PL/Proxy: dropping stale conn") that one node never gives.  The
+ * shards' tablestore functions raise no notices, so a PL/Proxy call runs
+ * with client_min_messages at least WARNING: the client sees what one node
+ * would show.
+ */
+static int	saved_client_min_messages = -1;
+
+static void
+quiet_begin(void)
+{
+	if (saved_client_min_messages < 0 && client_min_messages < WARNING)
+	{
+		saved_client_min_messages = client_min_messages;
+		client_min_messages = WARNING;
+	}
+}
+
+static void
+quiet_end(void)
+{
+	if (saved_client_min_messages >= 0)
+	{
+		client_min_messages = saved_client_min_messages;
+		saved_client_min_messages = -1;
+	}
+}
+
+/*
+ * router_func: the OID of a PL/Proxy call, by its signature, e.g.
+ * "tablestore_router._get_entity(integer,text,text,text,text)".
+ */
+static Oid
+router_func(const char *signature)
+{
+	int			i;
+	Oid			oid;
+
+	register_callbacks();
+	for (i = 0; i < router_nfuncs; i++)
+		if (router_funcs[i].signature == signature)
+			return router_funcs[i].oid;
+	oid = DatumGetObjectId(DirectFunctionCall1(regprocedurein, CStringGetDatum(signature)));
+	if (router_nfuncs < ROUTER_MAX_FUNCS)
+	{
+		router_funcs[router_nfuncs].signature = signature;
+		router_funcs[router_nfuncs].oid = oid;
+		router_nfuncs++;
+	}
+	return oid;
+}
+
+/*
+ * call_remote: call a PL/Proxy function that returns one value, with the
+ * shard's errors as the shard raised them.
+ */
+static Datum
+call_remote(const char *signature, int nargs, Datum *args, bool *nulls, bool *isnull)
+{
+	Oid			fn = router_func(signature);
+	FmgrInfo	flinfo;
+	MemoryContext oldcxt = CurrentMemoryContext;
+	Datum		result = (Datum) 0;
+	LOCAL_FCINFO(fcinfo, 8);
+
+	Assert(nargs <= 8);
+	fmgr_info(fn, &flinfo);
+	InitFunctionCallInfoData(*fcinfo, &flinfo, nargs, InvalidOid, NULL, NULL);
+	for (int i = 0; i < nargs; i++)
+	{
+		fcinfo->args[i].value = args[i];
+		fcinfo->args[i].isnull = nulls[i];
+	}
+	quiet_begin();
+	PG_TRY();
+	{
+		result = FunctionCallInvoke(fcinfo);
+		*isnull = fcinfo->isnull;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *ed;
+
+		quiet_end();
+		MemoryContextSwitchTo(oldcxt);
+		ed = CopyErrorData();
+		FlushErrorState();
+		rethrow_remote(ed);
+	}
+	PG_END_TRY();
+	quiet_end();
+	return result;
+}
+
+/*
+ * A result row of a set-returning PL/Proxy call, copied out of SPI.
+ */
+typedef struct RemoteRow
+{
+	Datum		values[5];
+	bool		nulls[5];
+} RemoteRow;
+
+/*
+ * call_remote_rows: run "SELECT * FROM <call>" through SPI and copy its
+ * rows (at most 5 columns) into the current memory context.
+ */
+static RemoteRow *
+call_remote_rows(const char *sql, int nargs, Oid *types, Datum *args, bool *nulls, int *nrows)
+{
+	MemoryContext oldcxt = CurrentMemoryContext;
+	RemoteRow  *rows = NULL;
+	char		cnulls[8];
+
+	for (int i = 0; i < nargs; i++)
+		cnulls[i] = nulls[i] ? 'n' : ' ';
+	SPI_connect();
+	quiet_begin();
+	PG_TRY();
+	{
+		int			rc = SPI_execute_with_args(sql, nargs, types, args, cnulls, true, 0);
+		TupleDesc	desc;
+
+		if (rc != SPI_OK_SELECT)
+			elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(rc));
+		desc = SPI_tuptable->tupdesc;
+		Assert(desc->natts <= 5);
+		*nrows = (int) SPI_processed;
+		MemoryContextSwitchTo(oldcxt);
+		rows = palloc0(sizeof(RemoteRow) * Max(*nrows, 1));
+		for (int r = 0; r < *nrows; r++)
+		{
+			for (int c = 0; c < desc->natts; c++)
+			{
+				Form_pg_attribute att = TupleDescAttr(desc, c);
+				Datum		d = SPI_getbinval(SPI_tuptable->vals[r], desc, c + 1, &rows[r].nulls[c]);
+
+				rows[r].values[c] = rows[r].nulls[c] ? (Datum) 0 : datumCopy(d, att->attbyval, att->attlen);
+			}
+		}
+	}
+	PG_CATCH();
+	{
+		ErrorData  *ed;
+
+		quiet_end();
+		MemoryContextSwitchTo(oldcxt);
+		ed = CopyErrorData();
+		FlushErrorState();
+		SPI_finish();
+		rethrow_remote(ed);
+	}
+	PG_END_TRY();
+	quiet_end();
+	SPI_finish();
+	MemoryContextSwitchTo(oldcxt);
+	return rows;
+}
+
+#define ARG_TEXT(n) (PG_ARGISNULL(n) ? NULL : PG_GETARG_TEXT_PP(n))
+#define ARG_JSONB(n) (PG_ARGISNULL(n) ? NULL : PG_GETARG_JSONB_P(n))
+
+/* the arguments of the calling function, after a leading partition */
+static void
+forward_args(FunctionCallInfo fcinfo, int part, Datum *args, bool *nulls)
+{
+	args[0] = Int32GetDatum(part);
+	nulls[0] = false;
+	for (int i = 0; i < PG_NARGS(); i++)
+	{
+		args[i + 1] = PG_GETARG_DATUM(i);
+		nulls[i + 1] = PG_ARGISNULL(i);
+	}
+}
+
+/* one routed call of a function returning a value */
+static Datum
+routed_call(FunctionCallInfo fcinfo, const char *signature, int part)
+{
+	Datum		args[8];
+	bool		nulls[8];
+	bool		isnull;
+	Datum		result;
+
+	lock_partitions(part);
+	forward_args(fcinfo, part, args, nulls);
+	result = call_remote(signature, PG_NARGS() + 1, args, nulls, &isnull);
+	if (isnull)
+		PG_RETURN_NULL();
+	return result;
+}
+
+#define ENTITY_CALL(name, sig) \
+TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(router_##name); \
+Datum \
+router_##name(PG_FUNCTION_ARGS) \
+{ \
+	return routed_call(fcinfo, "tablestore_router._" #name sig, route_object_key(ARG_JSONB(1))); \
+}
+
+ENTITY_CALL(insert_entity, "(integer,text,jsonb)")
+ENTITY_CALL(update_entity, "(integer,text,jsonb,text)")
+ENTITY_CALL(merge_entity, "(integer,text,jsonb,text)")
+ENTITY_CALL(insert_or_replace_entity, "(integer,text,jsonb)")
+ENTITY_CALL(insert_or_merge_entity, "(integer,text,jsonb)")
+
+/* the partition of a PartitionKey argument (0 for NULL) */
+static int
+route_key_arg(FunctionCallInfo fcinfo, int n)
+{
+	text	   *pk = ARG_TEXT(n);
+
+	return pk ? partition_of(VARDATA_ANY(pk), VARSIZE_ANY_EXHDR(pk)) : 0;
+}
+
+TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(router_delete_entity);
+Datum
+router_delete_entity(PG_FUNCTION_ARGS)
+{
+	(void) routed_call(fcinfo, "tablestore_router._delete_entity(integer,text,text,text,text)",
+					   route_key_arg(fcinfo, 1));
+	PG_RETURN_VOID();
+}
+
+TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(router_get_entity);
+Datum
+router_get_entity(PG_FUNCTION_ARGS)
+{
+	return routed_call(fcinfo, "tablestore_router._get_entity(integer,text,text,text,text)",
+					   route_key_arg(fcinfo, 1));
+}
+
+TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(router_explain_query);
+Datum
+router_explain_query(PG_FUNCTION_ARGS)
+{
+	int			part = route_query(ARG_TEXT(1));
+
+	return routed_call(fcinfo, "tablestore_router._explain_query(integer,text,text)", Max(part, 0));
+}
+
+/* the rows of a routed set-returning call, materialized (a batch: at most 100) */
+static void
+return_rows(FunctionCallInfo fcinfo, RemoteRow *rows, int nrows)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+
+	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+	for (int r = 0; r < nrows; r++)
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, rows[r].values, rows[r].nulls);
+}
+
+TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(router_execute_batch);
+Datum
+router_execute_batch(PG_FUNCTION_ARGS)
+{
+	Oid			types[3] = {INT4OID, TEXTOID, JSONBOID};
+	Datum		args[3];
+	bool		nulls[3];
+	int			part = route_batch(ARG_JSONB(1));
+	RemoteRow  *rows;
+	int			nrows;
+
+	lock_partitions(part);
+	forward_args(fcinfo, part, args, nulls);
+	rows = call_remote_rows("SELECT * FROM tablestore_router._execute_batch($1, $2, $3)",
+							3, types, args, nulls, &nrows);
+	return_rows(fcinfo, rows, nrows);
+	return (Datum) 0;
+}
+
+/*
+ * Tables.  create_table and delete_table take a router-wide lock on the
+ * name, so that calls through this router on one name run one at a time,
+ * then run the idempotent function on every node; if no node did anything,
+ * the call is repeated on one node for the error one node gives.
+ */
+static void
+lock_table_name(text *name)
+{
+	char	   *lower;
+	LOCKTAG		tag;
+
+	if (name == NULL)
+		return;
+	lower = asc_tolower(VARDATA_ANY(name), VARSIZE_ANY_EXHDR(name));
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, ROUTER_LOCK_KEY + 1,
+						 ts_partition_hash(lower, strlen(lower)), 2);
+	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+}
+
+static void
+table_everywhere(FunctionCallInfo fcinfo, const char *all_sql, const char *one_signature)
+{
+	Oid			types[1] = {TEXTOID};
+	Datum		args[2];
+	bool		nulls[2];
+	RemoteRow  *rows;
+	int			nrows;
+	bool		done = false;
+	bool		isnull;
+
+	lock_table_name(ARG_TEXT(0));
+	lock_partitions(-1);
+	args[0] = PG_GETARG_DATUM(0);
+	nulls[0] = PG_ARGISNULL(0);
+	rows = call_remote_rows(all_sql, 1, types, args, nulls, &nrows);
+	for (int r = 0; r < nrows; r++)
+		if (!rows[r].nulls[0] && DatumGetBool(rows[r].values[0]))
+			done = true;
+	if (!done)
+	{
+		forward_args(fcinfo, 0, args, nulls);
+		(void) call_remote(one_signature, 2, args, nulls, &isnull);
+	}
+}
+
+TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(router_create_table);
+Datum
+router_create_table(PG_FUNCTION_ARGS)
+{
+	table_everywhere(fcinfo, "SELECT * FROM tablestore_router._create_table($1)",
+					 "tablestore_router._create_table_on(integer,text)");
+	PG_RETURN_VOID();
+}
+
+TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(router_delete_table);
+Datum
+router_delete_table(PG_FUNCTION_ARGS)
+{
+	table_everywhere(fcinfo, "SELECT * FROM tablestore_router._delete_table($1)",
+					 "tablestore_router._delete_table_on(integer,text)");
+	PG_RETURN_VOID();
+}
+
+static int
+cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+/*
+ * list_tables: the tables every node has (a table whose creation or
+ * deletion failed on some node is not listed until the call is repeated).
+ */
+TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(router_list_tables);
+Datum
+router_list_tables(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Oid			types[1] = {TEXTOID};
+	Datum		args[1];
+	bool		nulls[1];
+	RemoteRow  *rows;
+	int			nrows;
+	int			nodes;
+	char	  **names;
+
+	(void) cluster_shape(&nodes);
+	lock_partitions(-1);
+	args[0] = PG_GETARG_DATUM(0);
+	nulls[0] = PG_ARGISNULL(0);
+	rows = call_remote_rows("SELECT * FROM tablestore_router._list_tables($1)", 1, types, args, nulls, &nrows);
+	names = palloc(sizeof(char *) * Max(nrows, 1));
+	for (int r = 0; r < nrows; r++)
+		names[r] = rows[r].nulls[0] ? "" : TextDatumGetCString(rows[r].values[0]);
+	qsort(names, nrows, sizeof(char *), cmp_names);
+	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+	for (int r = 0; r < nrows;)
+	{
+		int			n = 1;
+
+		while (r + n < nrows && strcmp(names[r], names[r + n]) == 0)
+			n++;
+		if (n >= nodes)
+		{
+			Datum		v = CStringGetTextDatum(names[r]);
+			bool		isnull = false;
+
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, &v, &isnull);
+		}
+		r += n;
+	}
+	return (Datum) 0;
+}
+
+/*
+ * Queries.  A page from the nodes: the entities (json text and keys) in key
+ * order and the continuation.
+ */
+typedef struct PageEntity
+{
+	text	   *json;
+	text	   *pk;
+	text	   *rk;
+} PageEntity;
+
+typedef struct MergedPage
+{
+	PageEntity *ents;
+	int			n;
+	text	   *next_pk;		/* NULL: the query ends with this page */
+	text	   *next_rk;
+} MergedPage;
+
+static int
+key_cmp(text *apk, text *ark, text *bpk, text *brk)
+{
+	int			c = ts_utf16_cmp(VARDATA_ANY(apk), VARSIZE_ANY_EXHDR(apk),
+								 VARDATA_ANY(bpk), VARSIZE_ANY_EXHDR(bpk));
+
+	if (c != 0)
+		return c;
+	return ts_utf16_cmp(VARDATA_ANY(ark), VARSIZE_ANY_EXHDR(ark),
+						VARDATA_ANY(brk), VARSIZE_ANY_EXHDR(brk));
+}
+
+static int
+cmp_entities(const void *a, const void *b)
+{
+	const PageEntity *x = a;
+	const PageEntity *y = b;
+
+	return key_cmp(x->pk, x->rk, y->pk, y->rk);
+}
+
+/*
+ * fetch_page: at most top entities of a query from its partition's node
+ * (part >= 0) or from every node, after the continuation (npk, nrk).
+ *
+ * From every node, each node returns its own page and continuation; the
+ * merged page holds the entities below the smallest continuation (beyond
+ * it, a node has not said what it holds), at most top of them, and its
+ * continuation is the first key it did not return: so a page is exactly
+ * the entities of [start, continuation) on all nodes.
+ */
+static void
+fetch_page(int part, text *table, text *filter, text *select, int top,
+		   text *npk, text *nrk, MergedPage *page)
+{
+	Oid			types[7] = {INT4OID, TEXTOID, TEXTOID, TEXTOID, INT4OID, TEXTOID, TEXTOID};
+	Datum		args[7];
+	bool		nulls[7];
+	RemoteRow  *rows;
+	int			nrows;
+	text	   *bound_pk = NULL;
+	text	   *bound_rk = NULL;
+	int			n = 0;
+	int			k;
+
+	args[0] = Int32GetDatum(part);
+	nulls[0] = false;
+	args[1] = PointerGetDatum(table);
+	nulls[1] = table == NULL;
+	args[2] = PointerGetDatum(filter);
+	nulls[2] = filter == NULL;
+	args[3] = PointerGetDatum(select);
+	nulls[3] = select == NULL;
+	args[4] = Int32GetDatum(top);
+	nulls[4] = false;
+	args[5] = PointerGetDatum(npk);
+	nulls[5] = npk == NULL;
+	args[6] = PointerGetDatum(nrk);
+	nulls[6] = nrk == NULL;
+
+	lock_partitions(part);
+	if (part >= 0)
+		rows = call_remote_rows("SELECT * FROM tablestore_router._query_page($1, $2, $3, $4, $5, $6, $7)",
+								7, types, args, nulls, &nrows);
+	else
+		rows = call_remote_rows("SELECT * FROM tablestore_router._query_page_all($1, $2, $3, $4, $5, $6)",
+								6, types + 1, args + 1, nulls + 1, &nrows);
+
+	page->ents = palloc(sizeof(PageEntity) * Max(nrows, 1));
+	for (int r = 0; r < nrows; r++)
+	{
+		RemoteRow  *row = &rows[r];
+
+		if (row->nulls[0])
+		{
+			/* a node's continuation: the merged page stops before it */
+			text	   *cpk = DatumGetTextPP(row->values[1]);
+			text	   *crk = DatumGetTextPP(row->values[2]);
+
+			if (row->nulls[1] || row->nulls[2])
+				continue;
+			if (bound_pk == NULL || key_cmp(cpk, crk, bound_pk, bound_rk) < 0)
+			{
+				bound_pk = cpk;
+				bound_rk = crk;
+			}
+			continue;
+		}
+		if (row->nulls[3] || row->nulls[4])
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("a node returned an entity without its keys")));
+		page->ents[n].json = DatumGetTextPP(row->values[0]);
+		page->ents[n].pk = DatumGetTextPP(row->values[3]);
+		page->ents[n].rk = DatumGetTextPP(row->values[4]);
+		n++;
+	}
+	if (part < 0)
+		qsort(page->ents, n, sizeof(PageEntity), cmp_entities);
+
+	page->next_pk = bound_pk;
+	page->next_rk = bound_rk;
+	for (k = 0; k < n; k++)
+	{
+		PageEntity *e = &page->ents[k];
+
+		if (bound_pk != NULL && key_cmp(e->pk, e->rk, bound_pk, bound_rk) >= 0)
+			break;
+		if (k == top)
+		{
+			page->next_pk = e->pk;
+			page->next_rk = e->rk;
+			break;
+		}
+	}
+	page->n = k;
+}
+
+/* the page-size argument as a node takes it (NULL: the maximum) */
+static int
+arg_page_top(FunctionCallInfo fcinfo, int n)
+{
+	return PG_ARGISNULL(n) ? 1000 : PG_GETARG_INT32(n);
+}
+
+/*
+ * check_page_args: a page query's arguments, checked by a node's function
+ * itself for the error one node gives; true if they hold.  Only what the
+ * page merge relies on is checked here: the page size and a whole
+ * continuation.
+ */
+static bool
+page_args_ok(FunctionCallInfo fcinfo)
+{
+	int			top;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(4) != PG_ARGISNULL(5))
+		return false;
+	top = arg_page_top(fcinfo, 3);
+	return top >= 1 && top <= 1000;
+}
+
+/* the page as a JSON array text "[e1,e2,...]" */
+static char *
+page_array(MergedPage *page)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	appendStringInfoChar(&buf, '[');
+	for (int i = 0; i < page->n; i++)
+	{
+		if (i > 0)
+			appendStringInfoChar(&buf, ',');
+		appendBinaryStringInfo(&buf, VARDATA_ANY(page->ents[i].json), VARSIZE_ANY_EXHDR(page->ents[i].json));
+	}
+	appendStringInfoChar(&buf, ']');
+	return buf.data;
+}
+
+/*
+ * query_entities_page and query_entities_page_json: a query on one
+ * partition is the node's own page; one on every node is merged.
+ */
+static Datum
+router_page(FunctionCallInfo fcinfo, bool json)
+{
+	int			part = route_query(ARG_TEXT(1));
+	TupleDesc	desc;
+	Datum		values[3];
+	bool		nulls[3] = {false, false, false};
+	MergedPage		page;
+
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	desc = BlessTupleDesc(desc);
+	if (part >= 0 || !page_args_ok(fcinfo))
+	{
+		Oid			types[7] = {INT4OID, TEXTOID, TEXTOID, TEXTOID, INT4OID, TEXTOID, TEXTOID};
+		Datum		args[7];
+		bool		anulls[7];
+		RemoteRow  *rows;
+		int			nrows;
+
+		part = Max(part, 0);
+		lock_partitions(part);
+		forward_args(fcinfo, part, args, anulls);
+		rows = call_remote_rows(json ?
+								"SELECT * FROM tablestore_router._query_entities_page_json($1, $2, $3, $4, $5, $6, $7)" :
+								"SELECT * FROM tablestore_router._query_entities_page($1, $2, $3, $4, $5, $6, $7)",
+								7, types, args, anulls, &nrows);
+		if (nrows != 1)
+			elog(ERROR, "a node returned %d rows for a page", nrows);
+		PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, rows[0].values, rows[0].nulls)));
+	}
+
+	fetch_page(-1, ARG_TEXT(0), ARG_TEXT(1), ARG_TEXT(2), arg_page_top(fcinfo, 3),
+			   ARG_TEXT(4), ARG_TEXT(5), &page);
+	if (json)
+		values[0] = CStringGetTextDatum(page_array(&page));
+	else
+		values[0] = DirectFunctionCall1(jsonb_in, CStringGetDatum(page_array(&page)));
+	if (page.next_pk)
+	{
+		values[1] = PointerGetDatum(page.next_pk);
+		values[2] = PointerGetDatum(page.next_rk);
+	}
+	else
+		nulls[1] = nulls[2] = true;
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
+}
+
+TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(router_query_entities_page);
+Datum
+router_query_entities_page(PG_FUNCTION_ARGS)
+{
+	return router_page(fcinfo, false);
+}
+
+TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(router_query_entities_page_json);
+Datum
+router_query_entities_page_json(PG_FUNCTION_ARGS)
+{
+	return router_page(fcinfo, true);
+}
+
+/*
+ * query_page: the page as rows, then the continuation row.
+ */
+TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(router_query_page);
+Datum
+router_query_page(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	int			part = route_query(ARG_TEXT(1));
+	MergedPage		page;
+	Datum		values[3];
+	bool		nulls[3];
+
+	if (!page_args_ok(fcinfo))
+		part = Max(part, 0);
+	fetch_page(part, ARG_TEXT(0), ARG_TEXT(1), ARG_TEXT(2), arg_page_top(fcinfo, 3),
+			   ARG_TEXT(4), ARG_TEXT(5), &page);
+	InitMaterializedSRF(fcinfo, 0);
+	for (int i = 0; i < page.n; i++)
+	{
+		values[0] = PointerGetDatum(page.ents[i].json);
+		nulls[0] = false;
+		nulls[1] = nulls[2] = true;
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	if (page.next_pk)
+	{
+		nulls[0] = true;
+		values[1] = PointerGetDatum(page.next_pk);
+		values[2] = PointerGetDatum(page.next_rk);
+		nulls[1] = nulls[2] = false;
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}
+
+/*
+ * query_entities and query_entities_json: streamed a page at a time, so
+ * that the router holds one page however many entities match.
+ */
+typedef struct StreamState
+{
+	MemoryContext pagecxt;		/* the current page; reset per page */
+	text	   *table;
+	text	   *filter;
+	text	   *select;
+	int64		remaining;		/* entities still to return; -1: no cap */
+	int			part;
+	MergedPage		page;
+	int			next;			/* the page's next entity */
+	bool		started;
+} StreamState;
+
+static Datum
+router_stream(FunctionCallInfo fcinfo, bool json)
+{
+	FuncCallContext *fctx;
+	StreamState *st;
+
+	if (SRF_IS_FIRSTCALL())
+	{
+		MemoryContext old;
+		Datum		args[5];
+		bool		nulls[5];
+		Oid			types[5] = {INT4OID, TEXTOID, TEXTOID, TEXTOID, INT4OID};
+		int			nrows;
+
+		fctx = SRF_FIRSTCALL_INIT();
+		old = MemoryContextSwitchTo(fctx->multi_call_memory_ctx);
+		st = palloc0(sizeof(StreamState));
+		st->pagecxt = AllocSetContextCreate(fctx->multi_call_memory_ctx, "tablestore router page",
+											ALLOCSET_DEFAULT_SIZES);
+		st->table = PG_ARGISNULL(0) ? NULL : PG_GETARG_TEXT_P_COPY(0);
+		st->filter = PG_ARGISNULL(1) ? NULL : PG_GETARG_TEXT_P_COPY(1);
+		st->select = PG_ARGISNULL(2) ? NULL : PG_GETARG_TEXT_P_COPY(2);
+		st->remaining = PG_ARGISNULL(3) ? -1 : PG_GETARG_INT32(3);
+		st->part = route_query(st->filter);
+		fctx->user_fctx = st;
+		MemoryContextSwitchTo(old);
+
+		/* the arguments, checked by one node's query_entities */
+		lock_partitions(Max(st->part, 0));
+		forward_args(fcinfo, Max(st->part, 0), args, nulls);
+		(void) call_remote_rows("SELECT * FROM tablestore_router._query_check($1, $2, $3, $4, $5)",
+								5, types, args, nulls, &nrows);
+	}
+	fctx = SRF_PERCALL_SETUP();
+	st = fctx->user_fctx;
+
+	while (st->next >= st->page.n)
+	{
+		MemoryContext old;
+		text	   *npk = st->page.next_pk;
+		text	   *nrk = st->page.next_rk;
+		int			top = ROUTER_FETCH;
+
+		CHECK_FOR_INTERRUPTS();
+		if ((st->started && npk == NULL) || st->remaining == 0)
+			SRF_RETURN_DONE(fctx);
+		if (st->remaining > 0 && st->remaining < top)
+			top = (int) st->remaining;
+		/* the continuation outlives the page it came from */
+		old = MemoryContextSwitchTo(fctx->multi_call_memory_ctx);
+		if (npk)
+		{
+			npk = (text *) pg_detoast_datum_copy((struct varlena *) npk);
+			nrk = (text *) pg_detoast_datum_copy((struct varlena *) nrk);
+		}
+		MemoryContextReset(st->pagecxt);
+		MemoryContextSwitchTo(st->pagecxt);
+		if (npk)
+		{
+			text	   *cpk = (text *) pg_detoast_datum_copy((struct varlena *) npk);
+			text	   *crk = (text *) pg_detoast_datum_copy((struct varlena *) nrk);
+
+			pfree(npk);
+			pfree(nrk);
+			npk = cpk;
+			nrk = crk;
+		}
+		fetch_page(st->part, st->table, st->filter, st->select, top, npk, nrk, &st->page);
+		MemoryContextSwitchTo(old);
+		st->next = 0;
+		st->started = true;
+	}
+
+	{
+		PageEntity *e = &st->page.ents[st->next++];
+		Datum		result;
+
+		if (st->remaining > 0)
+			st->remaining--;
+		if (json)
+			result = PointerGetDatum(pg_detoast_datum_copy((struct varlena *) e->json));
+		else
+			result = DirectFunctionCall1(jsonb_in, CStringGetDatum(text_to_cstring(e->json)));
+		SRF_RETURN_NEXT(fctx, result);
+	}
+}
+
+TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(router_query_entities);
+Datum
+router_query_entities(PG_FUNCTION_ARGS)
+{
+	return router_stream(fcinfo, false);
+}
+
+TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(router_query_entities_json);
+Datum
+router_query_entities_json(PG_FUNCTION_ARGS)
+{
+	return router_stream(fcinfo, true);
+}
