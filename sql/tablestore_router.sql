@@ -141,12 +141,12 @@ CREATE FUNCTION tablestore_router._query_page_all(table_name text, filter text, 
 	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON ALL;
 	SELECT q.entity, q.next_partition_key, q.next_row_key, q.entity->>'PartitionKey' AS pk, q.entity->>'RowKey' AS rk
 	FROM tablestore.query_page(table_name, filter, select_list, top, next_pk, next_rk) q; $$;
--- the first call of a streaming query: its arguments checked by the
--- shard's own query_entities, as on one node
+-- a streaming query's arguments, checked by the shard's own query_entities
+-- for the error one node gives
 CREATE FUNCTION tablestore_router._query_check(part integer, table_name text, filter text, select_list text, top integer)
-	RETURNS SETOF jsonb
+	RETURNS bigint
 	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON part;
-	SELECT e AS _query_check FROM tablestore.query_entities(table_name, filter, select_list, top) e LIMIT 0; $$;
+	SELECT count(*) AS _query_check FROM tablestore.query_entities(table_name, filter, select_list, top); $$;
 
 -- The API: the signatures of extension tablestore
 

@@ -365,7 +365,8 @@ rethrow_remote(ErrorData *ed)
 		ed->internalquery = NULL;
 		ed->internalpos = 0;
 		ed->cursorpos = 0;
-		ReThrowError(ed);
+		/* raised here, so that the caller's context is added as on one node */
+		ThrowErrorData(ed);
 	}
 	if (ed->message && strncmp(ed->message, "PL/Proxy function tablestore_router.", 36) == 0 &&
 		(strstr(ed->message, "] PQ") != NULL || strstr(ed->message, "REMOTE FATAL") != NULL ||
@@ -1079,10 +1080,6 @@ router_stream(FunctionCallInfo fcinfo, bool json)
 	if (SRF_IS_FIRSTCALL())
 	{
 		MemoryContext old;
-		Datum		args[5];
-		bool		nulls[5];
-		Oid			types[5] = {INT4OID, TEXTOID, TEXTOID, TEXTOID, INT4OID};
-		int			nrows;
 
 		fctx = SRF_FIRSTCALL_INIT();
 		old = MemoryContextSwitchTo(fctx->multi_call_memory_ctx);
@@ -1097,11 +1094,22 @@ router_stream(FunctionCallInfo fcinfo, bool json)
 		fctx->user_fctx = st;
 		MemoryContextSwitchTo(old);
 
-		/* the arguments, checked by one node's query_entities */
-		lock_partitions(Max(st->part, 0));
-		forward_args(fcinfo, Max(st->part, 0), args, nulls);
-		(void) call_remote_rows("SELECT * FROM tablestore_router._query_check($1, $2, $3, $4, $5)",
-								5, types, args, nulls, &nrows);
+		/*
+		 * A cap below 1 is refused by one node's query_entities, after its
+		 * checks of the table and the filter: ask it for the error.  Every
+		 * other argument is checked by the pages as query_entities checks it.
+		 */
+		if (st->remaining != -1 && st->remaining < 1)
+		{
+			Datum		args[5];
+			bool		nulls[5];
+			bool		isnull;
+
+			lock_partitions(Max(st->part, 0));
+			forward_args(fcinfo, Max(st->part, 0), args, nulls);
+			(void) call_remote("tablestore_router._query_check(integer,text,text,text,integer)",
+							   5, args, nulls, &isnull);
+		}
 	}
 	fctx = SRF_PERCALL_SETUP();
 	st = fctx->user_fctx;
