@@ -16,6 +16,11 @@ COMMENT ON SCHEMA tablestore_router IS 'tablestore_router: the cluster''s config
 GRANT USAGE ON SCHEMA tablestore TO PUBLIC;
 GRANT USAGE ON SCHEMA tablestore_router TO PUBLIC;
 
+-- The key type of extension tablestore, so that a query on the router can
+-- order keys as the service does (ORDER BY key::tablestore.key).  The
+-- build puts here the part of tablestore.sql between its "key type" marks.
+-- @key type@
+
 -- Configuration
 
 -- configure: (re)define the cluster.  Partition i (of partitions, a power
