@@ -23,7 +23,7 @@
  * Moving partitions between nodes: every routed call holds a share lock on
  * its partition (an advisory lock (0x74737270, partition), transaction
  * scope; a query on every node holds them all) while it runs, and a mover
- * holds pg_advisory_lock(1953657456, partition) while it copies the
+ * holds pg_advisory_lock(1953722992, partition) while it copies the
  * partition and switches the foreign server's option: calls on the
  * partitions being moved wait, the others go on.  After the wait the call
  * reads the new configuration (AcceptInvalidationMessages), so it runs on
