@@ -416,8 +416,9 @@ quiet_end(void)
 }
 
 /*
- * router_func: the OID of a PL/Proxy call, by its signature, e.g.
- * "tablestore_router._get_entity(integer,text,text,text,text)".
+ * router_func: the OID of a PL/Proxy call, by its signature with every
+ * name qualified (no search_path can change what it names), e.g.
+ * "tablestore_router._explain_query(pg_catalog.int4,pg_catalog.text,pg_catalog.text)".
  */
 static Oid
 router_func(const char *signature)
@@ -587,11 +588,11 @@ router_##name(PG_FUNCTION_ARGS) \
 	return routed_call(fcinfo, "tablestore_router._" #name sig, route_object_key(ARG_JSONB(1))); \
 }
 
-ENTITY_CALL(insert_entity, "(integer,text,jsonb)")
-ENTITY_CALL(update_entity, "(integer,text,jsonb,text)")
-ENTITY_CALL(merge_entity, "(integer,text,jsonb,text)")
-ENTITY_CALL(insert_or_replace_entity, "(integer,text,jsonb)")
-ENTITY_CALL(insert_or_merge_entity, "(integer,text,jsonb)")
+ENTITY_CALL(insert_entity, "(pg_catalog.int4,pg_catalog.text,pg_catalog.jsonb)")
+ENTITY_CALL(update_entity, "(pg_catalog.int4,pg_catalog.text,pg_catalog.jsonb,pg_catalog.text)")
+ENTITY_CALL(merge_entity, "(pg_catalog.int4,pg_catalog.text,pg_catalog.jsonb,pg_catalog.text)")
+ENTITY_CALL(insert_or_replace_entity, "(pg_catalog.int4,pg_catalog.text,pg_catalog.jsonb)")
+ENTITY_CALL(insert_or_merge_entity, "(pg_catalog.int4,pg_catalog.text,pg_catalog.jsonb)")
 
 /* the partition of a PartitionKey argument (0 for NULL) */
 static int
@@ -606,7 +607,7 @@ TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(router_delete_entity);
 Datum
 router_delete_entity(PG_FUNCTION_ARGS)
 {
-	(void) routed_call(fcinfo, "tablestore_router._delete_entity(integer,text,text,text,text)",
+	(void) routed_call(fcinfo, "tablestore_router._delete_entity(pg_catalog.int4,pg_catalog.text,pg_catalog.text,pg_catalog.text,pg_catalog.text)",
 					   route_key_arg(fcinfo, 1));
 	PG_RETURN_VOID();
 }
@@ -615,7 +616,7 @@ TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(router_get_entity);
 Datum
 router_get_entity(PG_FUNCTION_ARGS)
 {
-	return routed_call(fcinfo, "tablestore_router._get_entity(integer,text,text,text,text)",
+	return routed_call(fcinfo, "tablestore_router._get_entity(pg_catalog.int4,pg_catalog.text,pg_catalog.text,pg_catalog.text,pg_catalog.text)",
 					   route_key_arg(fcinfo, 1));
 }
 
@@ -625,7 +626,7 @@ router_explain_query(PG_FUNCTION_ARGS)
 {
 	int			part = route_query(ARG_TEXT(1));
 
-	return routed_call(fcinfo, "tablestore_router._explain_query(integer,text,text)", Max(part, 0));
+	return routed_call(fcinfo, "tablestore_router._explain_query(pg_catalog.int4,pg_catalog.text,pg_catalog.text)", Max(part, 0));
 }
 
 /* the rows of a routed set-returning call, materialized (a batch: at most 100) */
@@ -709,7 +710,7 @@ Datum
 router_create_table(PG_FUNCTION_ARGS)
 {
 	table_everywhere(fcinfo, "SELECT * FROM tablestore_router._create_table($1)",
-					 "tablestore_router._create_table_on(integer,text)");
+					 "tablestore_router._create_table_on(pg_catalog.int4,pg_catalog.text)");
 	PG_RETURN_VOID();
 }
 
@@ -718,7 +719,7 @@ Datum
 router_delete_table(PG_FUNCTION_ARGS)
 {
 	table_everywhere(fcinfo, "SELECT * FROM tablestore_router._delete_table($1)",
-					 "tablestore_router._delete_table_on(integer,text)");
+					 "tablestore_router._delete_table_on(pg_catalog.int4,pg_catalog.text)");
 	PG_RETURN_VOID();
 }
 
@@ -1107,7 +1108,7 @@ router_stream(FunctionCallInfo fcinfo, bool json)
 
 			lock_partitions(Max(st->part, 0));
 			forward_args(fcinfo, Max(st->part, 0), args, nulls);
-			(void) call_remote("tablestore_router._query_check(integer,text,text,text,integer)",
+			(void) call_remote("tablestore_router._query_check(pg_catalog.int4,pg_catalog.text,pg_catalog.text,pg_catalog.text,pg_catalog.int4)",
 							   5, args, nulls, &isnull);
 		}
 	}
