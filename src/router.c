@@ -1065,7 +1065,8 @@ typedef struct StreamState
 	text	   *table;
 	text	   *filter;
 	text	   *select;
-	int64		remaining;		/* entities still to return; -1: no cap */
+	bool		capped;			/* top given */
+	int64		remaining;		/* if capped, entities still to return */
 	int			part;
 	MergedPage		page;
 	int			next;			/* the page's next entity */
@@ -1090,7 +1091,8 @@ router_stream(FunctionCallInfo fcinfo, bool json)
 		st->table = PG_ARGISNULL(0) ? NULL : PG_GETARG_TEXT_P_COPY(0);
 		st->filter = PG_ARGISNULL(1) ? NULL : PG_GETARG_TEXT_P_COPY(1);
 		st->select = PG_ARGISNULL(2) ? NULL : PG_GETARG_TEXT_P_COPY(2);
-		st->remaining = PG_ARGISNULL(3) ? -1 : PG_GETARG_INT32(3);
+		st->capped = !PG_ARGISNULL(3);
+		st->remaining = st->capped ? PG_GETARG_INT32(3) : 0;
 		st->part = route_query(st->filter);
 		fctx->user_fctx = st;
 		MemoryContextSwitchTo(old);
@@ -1100,7 +1102,7 @@ router_stream(FunctionCallInfo fcinfo, bool json)
 		 * checks of the table and the filter: ask it for the error.  Every
 		 * other argument is checked by the pages as query_entities checks it.
 		 */
-		if (st->remaining != -1 && st->remaining < 1)
+		if (st->capped && st->remaining < 1)
 		{
 			Datum		args[5];
 			bool		nulls[5];
@@ -1123,9 +1125,9 @@ router_stream(FunctionCallInfo fcinfo, bool json)
 		int			top = ROUTER_FETCH;
 
 		CHECK_FOR_INTERRUPTS();
-		if ((st->started && npk == NULL) || st->remaining == 0)
+		if ((st->started && npk == NULL) || (st->capped && st->remaining == 0))
 			SRF_RETURN_DONE(fctx);
-		if (st->remaining > 0 && st->remaining < top)
+		if (st->capped && st->remaining < top)
 			top = (int) st->remaining;
 		/* the continuation outlives the page it came from */
 		old = MemoryContextSwitchTo(fctx->multi_call_memory_ctx);
@@ -1156,7 +1158,7 @@ router_stream(FunctionCallInfo fcinfo, bool json)
 		PageEntity *e = &st->page.ents[st->next++];
 		Datum		result;
 
-		if (st->remaining > 0)
+		if (st->capped)
 			st->remaining--;
 		if (json)
 			result = PointerGetDatum(pg_detoast_datum_copy((struct varlena *) e->json));

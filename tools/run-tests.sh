@@ -55,6 +55,8 @@ run bash test/gateway/run.sh
 # the scale-out router (tablestore_router) with 2 shards: the SQL-level
 # suites through the router
 run bash test/router_regress.sh
+# random calls on one node and through a router: the same output
+run bash test/router_diff.sh
 # the Azure SDKs through the gateway in front of that router
 run bash test/gateway/router_test.sh
 # growing a cluster from 2 to 4 nodes under writes (tools/cluster-move.sh)
