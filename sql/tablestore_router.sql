@@ -153,6 +153,13 @@ CREATE FUNCTION tablestore_router._query_check(part integer, table_name text, fi
 	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON part;
 	SELECT count(*) AS _query_check FROM tablestore.query_entities(table_name, filter, select_list, top); $$;
 
+-- Only the functions of schema tablestore call these, with the partition
+-- they computed (through fmgr, which needs no EXECUTE privilege): a caller
+-- must not send an entity to a partition that is not its own.
+REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA tablestore_router FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION tablestore_router.partitions() TO PUBLIC;
+GRANT EXECUTE ON FUNCTION tablestore_router.partition_of(text) TO PUBLIC;
+
 -- The API: the signatures of extension tablestore
 
 CREATE FUNCTION tablestore.create_table(table_name text) RETURNS void
