@@ -36,8 +36,8 @@ BEGIN
 	IF n = 0 OR array_position(nodes, NULL) IS NOT NULL THEN
 		RAISE EXCEPTION 'a cluster needs at least one node, none of them NULL' USING ERRCODE = 'invalid_parameter_value';
 	END IF;
-	IF partitions IS NULL OR partitions < n OR partitions > 4096 OR partitions & (partitions - 1) <> 0 THEN
-		RAISE EXCEPTION 'partitions must be a power of two between the number of nodes and 4096' USING ERRCODE = 'invalid_parameter_value';
+	IF partitions IS NULL OR partitions < n OR partitions > 256 OR partitions & (partitions - 1) <> 0 THEN
+		RAISE EXCEPTION 'partitions must be a power of two between the number of nodes and 256' USING ERRCODE = 'invalid_parameter_value';
 	END IF;
 	FOR i IN 0 .. partitions - 1 LOOP
 		opts := opts || CASE WHEN i > 0 THEN ', ' ELSE '' END
