@@ -114,11 +114,9 @@ edm_parse_datetime(const char *s, size_t len, int64_t *ticks)
 	return EDM_TEXT_OK;
 }
 
-/*
- * edm_hexval: the value of a hex digit, or -1.
- */
-int
-edm_hexval(char c)
+/* The value of a hex digit, or -1 (inline: a Guid has 32 of them). */
+static inline int
+hexval(char c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -127,6 +125,15 @@ edm_hexval(char c)
 	if (c >= 'A' && c <= 'F')
 		return c - 'A' + 10;
 	return -1;
+}
+
+/*
+ * edm_hexval: the value of a hex digit, or -1.
+ */
+int
+edm_hexval(char c)
+{
+	return hexval(c);
 }
 
 /*
@@ -144,8 +151,8 @@ edm_parse_guid(const char *s, size_t len, uint8_t *out)
 		return false;
 	for (int i = 0; i < 16; i++)
 	{
-		int			hi = edm_hexval(s[at[i]]);
-		int			lo = edm_hexval(s[at[i] + 1]);
+		int			hi = hexval(s[at[i]]);
+		int			lo = hexval(s[at[i] + 1]);
 
 		bad |= hi | lo;			/* negative if either is not a digit */
 		out[i] = (uint8_t) ((hi & 0xF) << 4 | (lo & 0xF));

@@ -624,15 +624,16 @@ parse_double_value(const JsonbValue *v, char *number_text, double *d)
  * fewer digits, so as its shortest), no trailing zero in the fraction
  * (which the shortest text never has), and a magnitude in [1e-4, 1e15),
  * where that function writes fixed-point, not exponent, notation.  Other
- * numbers take the general path.
+ * numbers take the general path.  *point: whether the text has a '.'.
  */
 static bool
-double_text_is_shortest(const char *s)
+double_text_is_shortest(const char *s, bool *point)
 {
 	const char *digits;
 	int			intlen;
 	int			sig;
 
+	*point = false;
 	if (*s == '-')
 		s++;
 	digits = s;
@@ -647,6 +648,7 @@ double_text_is_shortest(const char *s)
 		const char *frac = ++s;
 		int			zeros = 0;
 
+		*point = true;
 		while (*s >= '0' && *s <= '9')
 			s++;
 		if (s == frac || s[-1] == '0')
@@ -898,15 +900,16 @@ canonicalize_property(Members *ms, Member *m)
 			{
 				double		d;
 				char	   *text = NULL;
+				bool		point;
 
 				if (v->type == jbvNumeric)
 				{
 					text = numeric_text(v);
-					if (double_text_is_shortest(text))
+					if (double_text_is_shortest(text, &point))
 					{
 						/* stored as given; annotated if it shows no point */
 						m->canon = *v;
-						needs_annotation = (strchr(text, '.') == NULL);
+						needs_annotation = !point;
 						break;
 					}
 				}
