@@ -49,6 +49,8 @@ run pg_prove -d tap --failures $(ls test/pgtap/*.sql | grep -v /nullmatrix_test.
 run bash test/dump_restore.sh
 run bash test/crash.sh
 run bash test/stress.sh
+# upserts racing updates on hot keys never fail
+run bash test/upsert_race.sh
 run bash test/tskey_corrupt.sh
 run bash test/standby.sh
 run bash test/gateway/run.sh
