@@ -24,7 +24,7 @@ export LC_ALL=C
 cd "$(dirname "$0")/../.."
 . tools/lib.sh
 
-DIR=$(mktemp -d /tmp/tscluster.XXXXXX)
+DIR=$(mktemp -d /tmp/tsrobust.XXXXXX)
 chmod 755 "$DIR"
 cleanup() {
 	local p
@@ -61,11 +61,20 @@ state() {
 	*) echo OK ;;
 	esac
 }
-shard_stop() { (cd / && runuser -u postgres -- pg_ctl -D "$DIR/shard$1/data" -m "${2:-fast}" -w stop >/dev/null); }
-shard_start() {
-	(cd / && runuser -u postgres -- pg_ctl -D "$DIR/shard$1/data" -l "$DIR/shard$1/server.log" \
-		-o "-c listen_addresses='' -k $DIR/shard$1 -c fsync=off -c max_prepared_transactions=10" -w start >/dev/null)
-}
+# $DIR/ctl.sh stop N [fast|immediate] | start N: stop or start shard N (a
+# script, so that psql's \! can run it in the middle of a session)
+cat >"$DIR/ctl.sh" <<CTL
+#!/bin/sh
+PATH=$PGBIN:\$PATH
+cd /
+case "\$1" in
+stop) exec runuser -u postgres -- pg_ctl -D "$DIR/shard\$2/data" -m "\${3:-fast}" -w stop >/dev/null ;;
+start) exec runuser -u postgres -- pg_ctl -D "$DIR/shard\$2/data" -l "$DIR/shard\$2/server.log" \\
+	-o "-c listen_addresses='' -k $DIR/shard\$2 -c fsync=off -c max_prepared_transactions=10" -w start >/dev/null ;;
+esac
+CTL
+chmod 755 "$DIR/ctl.sh"
+export TSCTL=$DIR/ctl.sh
 
 mkdir -p "$ONE"
 (ts_start_server "$ONE" >/dev/null) || exit 1
@@ -332,8 +341,216 @@ SQL
 		{ echo "too few writes during the walks"; return 1; }
 }
 
-check "key-order merge across nodes equals one node's" check_merge
+# 3. Streaming memory.  100,000 entities of about 1 KB (some 110 MB of
+# JSON) over 1,000 partitions on both nodes; the router backend's peak
+# resident size (VmHWM, reset through /proc/<pid>/clear_refs before each
+# measurement) while query_entities streams all of them, and its resident
+# size while a cursor over query_entities_json fetches 30,000 and is closed,
+# must grow by less than 32 MB: a page (1,000 entities from each node) is
+# about 2 MB, the table 50 times that.
+check_memory() {
+	local out base peak max_growth=32768
+	R -c "SELECT tablestore.create_table('Big')" \
+		-c "SELECT count(*) FROM generate_series(0, 999) p, tablestore.execute_batch('Big', (SELECT jsonb_agg(jsonb_build_object('op', 'insert',
+				'entity', jsonb_build_object('PartitionKey', 'big' || p, 'RowKey', lpad(k::text, 6, '0'),
+					'Pad', md5(k::text) || repeat('x', 1000))))
+			FROM generate_series(1, 100) k))" >/dev/null || return 1
+	out=$(R 2>&1 <<'SQL'
+SELECT pg_backend_pid() AS pid \gset
+\setenv RPID :pid
+-- the backend's caches and the connections to the nodes, before measuring
+SELECT 'warm ' || count(*) FROM tablestore.query_entities('Big', NULL, NULL, 10);
+\! echo 5 >/proc/$RPID/clear_refs; echo "base $(awk '/VmHWM/ {print $2}' /proc/$RPID/status)"
+SELECT 'all ' || count(*) || ' ' || sum(octet_length(e::text)) FROM tablestore.query_entities('Big') e;
+\! echo "peak $(awk '/VmHWM/ {print $2}' /proc/$RPID/status)"
+BEGIN;
+DECLARE c NO SCROLL CURSOR FOR SELECT e FROM tablestore.query_entities_json('Big') e;
+\! echo 5 >/proc/$RPID/clear_refs; echo "cbase $(awk '/VmHWM/ {print $2}' /proc/$RPID/status)"
+FETCH FORWARD 10000 FROM c \g /dev/null
+\! echo "rss $(awk '/VmRSS/ {print $2}' /proc/$RPID/status)"
+FETCH FORWARD 10000 FROM c \g /dev/null
+\! echo "rss $(awk '/VmRSS/ {print $2}' /proc/$RPID/status)"
+FETCH FORWARD 10000 FROM c \g /dev/null
+\! echo "rss $(awk '/VmRSS/ {print $2}' /proc/$RPID/status)"
+CLOSE c;
+COMMIT;
+\! echo "cpeak $(awk '/VmHWM/ {print $2}' /proc/$RPID/status)"
+SQL
+	) || { echo "$out"; return 1; }
+	echo "$out"
+	base=$(echo "$out" | sed -n 's/^base //p')
+	peak=$(echo "$out" | sed -n 's/^peak //p')
+	echo "$out" | grep -q '^all 100000 1[0-9]\{8\}$' || { echo "expected 100000 entities of over 100 MB"; return 1; }
+	echo "query_entities over 100000 entities: the router's peak grew by $((peak - base)) kB"
+	[ $((peak - base)) -lt $max_growth ] || return 1
+	base=$(echo "$out" | sed -n 's/^cbase //p')
+	peak=$(echo "$out" | sed -n 's/^cpeak //p')
+	echo "a cursor through 30000 entities: the router's peak grew by $((peak - base)) kB"
+	[ $((peak - base)) -lt $max_growth ] || return 1
+}
 
+# 4. A shard stopped in the middle of a session.  Partition keys 'b' (on
+# shard0) and 'a' (on shard1); one router session runs everything, shard1
+# stopped and started under it (psql's \!), so the session's own PL/Proxy
+# connections must be dropped and made again.  Each call's outcome (its
+# result or its SQLSTATE) is compared with the transcript below.
+check_outage() {
+	cat >"$DIR/outage.sql" <<'SQL'
+-- a call's result, or its SQLSTATE and the start of its message
+CREATE FUNCTION pg_temp.try(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	r text;
+	st text;
+	msg text;
+BEGIN
+	EXECUTE q INTO r;
+	RETURN 'ok ' || coalesce(r, '');
+EXCEPTION WHEN OTHERS THEN
+	GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT;
+	RETURN 'error ' || st || ' ' || split_part(msg, ':', 1);
+END $$;
+CREATE FUNCTION pg_temp.batch(pk text, n int) RETURNS text LANGUAGE sql AS $$
+	SELECT count(*)::text FROM tablestore.execute_batch('Outage', (SELECT jsonb_agg(jsonb_build_object('op', 'insert',
+		'entity', jsonb_build_object('PartitionKey', pk, 'RowKey', 'batch' || k))) FROM generate_series(1, n) k))
+$$;
+SELECT 'b on node ' || tablestore_router.partition_of('b') % 2 || ', a on node ' || tablestore_router.partition_of('a') % 2;
+SELECT tablestore.create_table('Outage');
+SELECT tablestore.insert_entity('Outage', '{"PartitionKey": "b", "RowKey": "1"}')->>'RowKey';
+SELECT tablestore.insert_entity('Outage', '{"PartitionKey": "a", "RowKey": "1"}')->>'RowKey';
+\echo -- shard1 stopped
+\! $TSCTL stop 1 fast
+\echo -- the partition on shard0 works
+SELECT pg_temp.try($q$ SELECT tablestore.insert_entity('Outage', '{"PartitionKey": "b", "RowKey": "2", "V": 1}')->>'V' $q$);
+SELECT pg_temp.try($q$ SELECT tablestore.get_entity('Outage', 'b', '2')->>'V' $q$);
+SELECT pg_temp.try($q$ SELECT tablestore.update_entity('Outage', '{"PartitionKey": "b", "RowKey": "2", "V": 2}')->>'V' $q$);
+SELECT pg_temp.try($q$ SELECT tablestore.merge_entity('Outage', '{"PartitionKey": "b", "RowKey": "2", "W": 3}')->>'W' $q$);
+SELECT pg_temp.try($q$ SELECT tablestore.insert_or_replace_entity('Outage', '{"PartitionKey": "b", "RowKey": "3", "V": 4}')->>'V' $q$);
+SELECT pg_temp.try($q$ SELECT tablestore.insert_or_merge_entity('Outage', '{"PartitionKey": "b", "RowKey": "3", "W": 5}')->>'W' $q$);
+SELECT pg_temp.try($q$ SELECT tablestore.delete_entity('Outage', 'b', '3') $q$);
+SELECT pg_temp.try($q$ SELECT pg_temp.batch('b', 3) $q$);
+SELECT pg_temp.try($q$ SELECT string_agg(e->>'RowKey', ',') FROM tablestore.query_entities('Outage', 'PartitionKey eq ''b''') e $q$);
+SELECT pg_temp.try($q$ SELECT jsonb_array_length(entities) || ' ' || next_row_key FROM tablestore.query_entities_page('Outage', 'PartitionKey eq ''b''', NULL, 2) $q$);
+SELECT pg_temp.try($q$ SELECT count(*) FROM tablestore.query_page('Outage', 'PartitionKey eq ''b'' and RowKey gt ''2''') $q$);
+SELECT pg_temp.try($q$ SELECT tablestore.explain_query('Outage', 'PartitionKey eq ''b''') IS NOT NULL $q$);
+\echo -- the partition on shard1 fails with ServerBusy
+SELECT pg_temp.try($q$ SELECT tablestore.insert_entity('Outage', '{"PartitionKey": "a", "RowKey": "2"}')->>'RowKey' $q$);
+SELECT pg_temp.try($q$ SELECT tablestore.get_entity('Outage', 'a', '1')->>'RowKey' $q$);
+SELECT pg_temp.try($q$ SELECT tablestore.delete_entity('Outage', 'a', '1') $q$);
+SELECT pg_temp.try($q$ SELECT pg_temp.batch('a', 5) $q$);
+SELECT pg_temp.try($q$ SELECT count(*) FROM tablestore.query_entities('Outage', 'PartitionKey eq ''a''') $q$);
+\echo -- so does what needs every node
+SELECT pg_temp.try($q$ SELECT count(*) FROM tablestore.query_entities('Outage') $q$);
+SELECT pg_temp.try($q$ SELECT count(*) FROM tablestore.query_entities_json('Outage', 'RowKey eq ''1''') $q$);
+SELECT pg_temp.try($q$ SELECT next_row_key FROM tablestore.query_entities_page('Outage') $q$);
+SELECT pg_temp.try($q$ SELECT count(*) FROM tablestore.query_page('Outage', NULL, NULL, 1) $q$);
+SELECT pg_temp.try($q$ SELECT count(*) FROM tablestore.list_tables() $q$);
+SELECT pg_temp.try($q$ SELECT tablestore.create_table('During') $q$);
+\echo -- shard1 started again
+\! $TSCTL start 1
+SELECT pg_temp.try($q$ SELECT string_agg(t, ',' ORDER BY t) FROM tablestore.list_tables() t WHERE t IN ('During', 'Half', 'Outage') $q$);
+SELECT pg_temp.try($q$ SELECT string_agg(e->>'PartitionKey' || '/' || (e->>'RowKey'), ',') FROM tablestore.query_entities('Outage') e $q$);
+SELECT pg_temp.try($q$ SELECT tablestore.create_table('During') $q$);
+SELECT pg_temp.try($q$ SELECT tablestore.create_table('During') $q$);
+SELECT pg_temp.try($q$ SELECT string_agg(t, ',' ORDER BY t) FROM tablestore.list_tables() t WHERE t IN ('During', 'Half', 'Outage') $q$);
+SELECT pg_temp.try($q$ SELECT tablestore.insert_entity('During', '{"PartitionKey": "a", "RowKey": "1"}')->>'RowKey' $q$);
+SELECT pg_temp.try($q$ SELECT tablestore.insert_entity('During', '{"PartitionKey": "b", "RowKey": "1"}')->>'RowKey' $q$);
+SELECT pg_temp.try($q$ SELECT string_agg(e->>'PartitionKey', ',') FROM tablestore.query_entities('During') e $q$);
+\echo -- shard1 stopped again, and delete_table
+\! $TSCTL stop 1 fast
+SELECT pg_temp.try($q$ SELECT tablestore.delete_table('During') $q$);
+\echo -- shard1 started again
+\! $TSCTL start 1
+\! psql -X -At -h $TSDIR/shard1 -d tablestore -c "SELECT 'shard1: ' || string_agg(t, ',' ORDER BY t) FROM tablestore.list_tables() t WHERE t IN ('During', 'Half', 'Outage')"
+SELECT pg_temp.try($q$ SELECT tablestore.delete_table('During') $q$);
+SELECT pg_temp.try($q$ SELECT tablestore.delete_table('During') $q$);
+\! psql -X -At -h $TSDIR/shard1 -d tablestore -c "SELECT 'shard1: ' || string_agg(t, ',' ORDER BY t) FROM tablestore.list_tables() t WHERE t IN ('During', 'Half', 'Outage')"
+SELECT pg_temp.try($q$ SELECT tablestore.get_entity('Outage', 'a', '1')->>'RowKey' $q$);
+SELECT pg_temp.try($q$ SELECT count(*) FROM tablestore.query_entities('Outage') $q$);
+\echo -- a create that reached shard0 only, a delete that reached shard1 only
+\! psql -X -At -h $TSDIR/shard0 -d tablestore -c "SELECT tablestore.create_table('Half')"
+SELECT pg_temp.try($q$ SELECT string_agg(t, ',' ORDER BY t) FROM tablestore.list_tables() t WHERE t IN ('During', 'Half', 'Outage') $q$);
+SELECT pg_temp.try($q$ SELECT tablestore.create_table('Half') $q$);
+SELECT pg_temp.try($q$ SELECT string_agg(t, ',' ORDER BY t) FROM tablestore.list_tables() t WHERE t IN ('During', 'Half', 'Outage') $q$);
+SELECT pg_temp.try($q$ SELECT tablestore.create_table('Half') $q$);
+\! psql -X -At -h $TSDIR/shard1 -d tablestore -c "SELECT tablestore.delete_table('Half')"
+SELECT pg_temp.try($q$ SELECT string_agg(t, ',' ORDER BY t) FROM tablestore.list_tables() t WHERE t IN ('During', 'Half', 'Outage') $q$);
+SELECT pg_temp.try($q$ SELECT tablestore.delete_table('Half') $q$);
+\! psql -X -At -h $TSDIR/shard0 -d tablestore -c "SELECT 'shard0: ' || string_agg(t, ',' ORDER BY t) FROM tablestore.list_tables() t WHERE t IN ('During', 'Half', 'Outage')"
+SELECT pg_temp.try($q$ SELECT tablestore.delete_table('Half') $q$);
+SQL
+	TSDIR=$DIR R -f "$DIR/outage.sql" >"$DIR/outage.out" 2>&1
+	cat >"$DIR/outage.expected" <<'OUT'
+b on node 0, a on node 1
+
+1
+1
+-- shard1 stopped
+-- the partition on shard0 works
+ok 1
+ok 1
+ok 2
+ok 3
+ok 4
+ok 5
+ok 
+ok 3
+ok 1,2,batch1,batch2,batch3
+ok 2 batch1
+ok 3
+ok true
+-- the partition on shard1 fails with ServerBusy
+error TS503 a node of the cluster is unavailable
+error TS503 a node of the cluster is unavailable
+error TS503 a node of the cluster is unavailable
+error TS503 a node of the cluster is unavailable
+error TS503 a node of the cluster is unavailable
+-- so does what needs every node
+error TS503 a node of the cluster is unavailable
+error TS503 a node of the cluster is unavailable
+error TS503 a node of the cluster is unavailable
+error TS503 a node of the cluster is unavailable
+error TS503 a node of the cluster is unavailable
+error TS503 a node of the cluster is unavailable
+-- shard1 started again
+ok Outage
+ok a/1,b/1,b/2,b/batch1,b/batch2,b/batch3
+ok 
+error 42P07 table "During" already exists
+ok During,Outage
+ok 1
+ok 1
+ok a,b
+-- shard1 stopped again, and delete_table
+error TS503 a node of the cluster is unavailable
+-- shard1 started again
+shard1: During,Outage
+ok 
+error P0002 table "During" does not exist
+shard1: Outage
+ok 1
+ok 6
+-- a create that reached shard0 only, a delete that reached shard1 only
+
+ok Outage
+ok 
+ok Half,Outage
+error 42P07 table "Half" already exists
+
+ok Outage
+ok 
+shard0: Outage
+error P0002 table "Half" does not exist
+OUT
+	if ! diff "$DIR/outage.expected" "$DIR/outage.out"; then
+		echo "the outage transcript differs (< expected, > actual)"
+		return 1
+	fi
+}
+
+check "key-order merge across nodes equals one node's" check_merge
 check "paging under concurrent writes across nodes" check_paging
+check "streaming memory on the router" check_memory
+check "a shard stopped mid-session" check_outage
+
 echo "$checkno checks, $failures failed"
 [ "$failures" -eq 0 ]
