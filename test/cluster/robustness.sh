@@ -547,10 +547,205 @@ OUT
 	fi
 }
 
+# 5. A shard crash under concurrent writers.  Through the router: two
+# clients that connect for every insert_entity, one that runs batches of 5
+# inserts, and one session that loops over insert_or_replace_entity
+# (reporting each outcome with a NOTICE), all over partitions on both
+# shards, each recording the writes it saw acknowledged.  shard1 is stopped
+# with "pg_ctl stop -m immediate" in the middle and started again.  Then,
+# through the router: every acknowledged write is there, every batch is
+# there whole or not at all, every failure was ServerBusy (TS503), and the
+# looping session wrote to shard1 again after its last failure (PL/Proxy
+# reconnected).  (The servers run with fsync=off: an immediate stop kills
+# the processes, not the operating system, so it loses nothing that was
+# written.)
+check_crash() {
+	local out pid pids="" n
+	R -c "SELECT tablestore.create_table('Crash')" -c "CREATE TABLE crash_ctl (stop boolean NOT NULL)" \
+		-c "INSERT INTO crash_ctl VALUES (false)" >/dev/null || return 1
+	# writer N: a connection per insert
+	writer() {
+		local n=$1 i=0 pk rk err
+		while [ ! -e "$DIR/crash.stop" ]; do
+			i=$((i + 1))
+			pk="w$n-$((i % 16))"
+			rk=$(printf %06d $i)
+			if err=$(psql -X -q -At -h "$ROUTER" -d tablestore -v ON_ERROR_STOP=1 -v VERBOSITY=sqlstate \
+				-c "SELECT tablestore.insert_entity('Crash', jsonb_build_object('PartitionKey', '$pk', 'RowKey', '$rk'))" 2>&1 >/dev/null); then
+				echo "$pk	$rk" >>"$DIR/crash.acked"
+			else
+				echo "$pk $rk $err" >>"$DIR/crash.failed"
+				sleep 0.05
+			fi
+		done
+	}
+	# batcher: 5 inserts into one partition, all or nothing
+	batcher() {
+		local i=0 pk err
+		while [ ! -e "$DIR/crash.stop" ]; do
+			i=$((i + 1))
+			pk="b-$((i % 16))"
+			echo "$pk	$i" >>"$DIR/crash.batches"
+			if err=$(psql -X -q -At -h "$ROUTER" -d tablestore -v ON_ERROR_STOP=1 -v VERBOSITY=sqlstate \
+				-c "SELECT count(*) FROM tablestore.execute_batch('Crash', (SELECT jsonb_agg(jsonb_build_object('op', 'insert',
+					'entity', jsonb_build_object('PartitionKey', '$pk', 'RowKey', '$i-' || k))) FROM generate_series(1, 5) k))" 2>&1 >/dev/null); then
+				for k in 1 2 3 4 5; do echo "$pk	$i-$k" >>"$DIR/crash.acked"; done
+			else
+				echo "$pk $i $err" >>"$DIR/crash.failed"
+				sleep 0.05
+			fi
+		done
+	}
+	writer 1 &
+	pids="$pids $!"
+	writer 2 &
+	pids="$pids $!"
+	batcher &
+	pids="$pids $!"
+	R >/dev/null 2>"$DIR/crash.session" <<'SQL' &
+DO $$
+DECLARE
+	i int := 0;
+	pk text;
+	rk text;
+	st text;
+BEGIN
+	WHILE NOT (SELECT stop FROM crash_ctl) LOOP
+		i := i + 1;
+		pk := 's-' || (i % 16);
+		rk := lpad(i::text, 6, '0');
+		BEGIN
+			PERFORM tablestore.insert_or_replace_entity('Crash', jsonb_build_object('PartitionKey', pk, 'RowKey', rk));
+			RAISE NOTICE 'ack % %', pk, rk;
+		EXCEPTION WHEN OTHERS THEN
+			GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE;
+			RAISE NOTICE 'fail % % %', pk, rk, st;
+			PERFORM pg_sleep(0.05);
+		END;
+		PERFORM pg_sleep(0.002);
+	END LOOP;
+END $$;
+SQL
+	pids="$pids $!"
+	sleep 2
+	"$TSCTL" stop 1 immediate || return 1
+	echo "shard1 stopped (immediate) after $(wc -l <"$DIR/crash.acked") acknowledged writes"
+	sleep 1
+	"$TSCTL" start 1 || return 1
+	echo "shard1 started again after $(wc -l <"$DIR/crash.acked") acknowledged writes"
+	sleep 2
+	touch "$DIR/crash.stop"
+	R -c "UPDATE crash_ctl SET stop = true" >/dev/null
+	for pid in $pids; do
+		wait "$pid" || { echo "a writer failed"; cat "$DIR/crash.session"; return 1; }
+	done
+	sed -n 's/^NOTICE:  ack \([^ ]*\) \([^ ]*\)$/\1\t\2/p' "$DIR/crash.session" >>"$DIR/crash.acked"
+	sed -n 's/^NOTICE:  fail //p' "$DIR/crash.session" >>"$DIR/crash.failed"
+	echo "acknowledged: $(wc -l <"$DIR/crash.acked"), failed: $(wc -l <"$DIR/crash.failed")"
+	# every failure is ServerBusy
+	if grep -v ' TS503$' "$DIR/crash.failed"; then
+		echo "failures other than TS503 (above)"
+		return 1
+	fi
+	[ -s "$DIR/crash.failed" ] || { echo "no write failed: the crash came at no write"; return 1; }
+	# the session's writes after its last failure reached shard1 again
+	n=$(R -c "SELECT count(*) FROM regexp_split_to_table(\$\$$(awk '/^NOTICE:  fail/ { last = NR; acks = "" } /^NOTICE:  ack/ { if (last) acks = acks " " $3 } END { print acks }' "$DIR/crash.session")\$\$, ' ') pk
+			WHERE pk <> '' AND tablestore_router.partition_of(pk) % 2 = 1") || return 1
+	echo "the session's acknowledged writes to shard1 after its last failure: $n"
+	[ "$n" -gt 0 ] || return 1
+	out=$({
+		echo "CREATE TEMP TABLE acked (pk text, rk text);"
+		echo "COPY acked FROM STDIN;"
+		cat "$DIR/crash.acked"
+		echo '\.'
+		echo "CREATE TEMP TABLE batches (pk text, i int);"
+		echo "COPY batches FROM STDIN;"
+		cat "$DIR/crash.batches"
+		echo '\.'
+		cat <<'SQL'
+CREATE TEMP TABLE present AS SELECT e->>'PartitionKey' AS pk, e->>'RowKey' AS rk FROM tablestore.query_entities('Crash') e;
+SELECT 'acknowledged on node ' || node || ': ' || count(*) FROM (SELECT tablestore_router.partition_of(pk) % 2 AS node FROM acked) a
+	GROUP BY node ORDER BY node;
+SELECT 'missing: ' || count(*) FROM acked a WHERE NOT EXISTS (SELECT FROM present p WHERE (p.pk, p.rk) = (a.pk, a.rk));
+SELECT 'missing: ' || a.pk || ' ' || a.rk FROM acked a WHERE NOT EXISTS (SELECT FROM present p WHERE (p.pk, p.rk) = (a.pk, a.rk)) LIMIT 10;
+SELECT 'batches in part: ' || count(*) FROM batches b
+	WHERE (SELECT count(*) FROM present p WHERE p.pk = b.pk AND p.rk LIKE b.i || '-%') NOT IN (0, 5);
+-- the router serves shard1 again, in a new session too
+SELECT 'after: ' || (tablestore.insert_entity('Crash', '{"PartitionKey": "a", "RowKey": "after"}')->>'RowKey')
+	|| ' ' || (tablestore.get_entity('Crash', 'a', 'after')->>'RowKey');
+SQL
+	} | R 2>&1) || { echo "$out"; return 1; }
+	echo "$out"
+	echo "$out" | grep -qx 'missing: 0' || return 1
+	echo "$out" | grep -qx 'batches in part: 0' || return 1
+	echo "$out" | grep -q '^acknowledged on node 0: [1-9]' || return 1
+	echo "$out" | grep -q '^acknowledged on node 1: [1-9]' || return 1
+	echo "$out" | grep -qx 'after: after after' || return 1
+}
+
+# 6. Privileges across nodes.  Roles and grants are per server: a role must
+# exist on the router and on every shard (the router's PL/Proxy calls run
+# on the shards as the calling role), and a table's privileges are those of
+# its relation tablestore_data.<lower-case name> on each shard, so a GRANT
+# must be run on every shard (tools/lib.sh ts_cluster_psql runs SQL on
+# every server of a cluster).  The same table through the router and on
+# the reference server, read and written by a role without grants: the
+# same errors; granted on shard0 only: the partitions on shard0 work and
+# those on shard1 are refused; granted on both: everything works.
+check_privileges() {
+	local err_r err_o q out
+	ts_cluster_psql "$DIR" -c "CREATE ROLE ts_app LOGIN" || return 1
+	O -c "CREATE ROLE ts_app LOGIN" || return 1
+	for h in "$ROUTER" "$ONE"; do
+		on "$h" -c "SELECT tablestore.create_table('Priv')" \
+			-c "SELECT tablestore.insert_entity('Priv', '{\"PartitionKey\": \"a\", \"RowKey\": \"1\"}')" \
+			-c "SELECT tablestore.insert_entity('Priv', '{\"PartitionKey\": \"b\", \"RowKey\": \"1\"}')" >/dev/null || return 1
+	done
+	# a: shard1, b: shard0
+	[ "$(R -c "SELECT (tablestore_router.partition_of('a') % 2)::text || tablestore_router.partition_of('b') % 2")" = 10 ] || return 1
+	for q in "SELECT tablestore.get_entity('Priv', 'a', '1')" \
+		"SELECT tablestore.insert_entity('Priv', '{\"PartitionKey\": \"b\", \"RowKey\": \"2\"}')" \
+		"SELECT tablestore.delete_entity('Priv', 'a', '1')" \
+		"SELECT * FROM tablestore.execute_batch('Priv', '[{\"op\": \"insert\", \"entity\": {\"PartitionKey\": \"a\", \"RowKey\": \"3\"}}]')" \
+		"SELECT count(*) FROM tablestore.query_entities('Priv')" \
+		"SELECT * FROM tablestore.query_entities_page('Priv', 'RowKey eq ''1''')" \
+		"SELECT tablestore.delete_table('Priv')"; do
+		err_r=$(PGUSER=ts_app psql -X -q -At -h "$ROUTER" -d tablestore -v VERBOSITY=verbose -c "$q" 2>&1 >/dev/null | grep -v '^LOCATION:')
+		err_o=$(PGUSER=ts_app psql -X -q -At -h "$ONE" -d tablestore -v VERBOSITY=verbose -c "$q" 2>&1 >/dev/null | grep -v '^LOCATION:')
+		echo "$q: $err_r"
+		case "$err_r" in
+		"ERROR:  42501: "*) ;;
+		*) echo "not refused with 42501 through the router"; return 1 ;;
+		esac
+		[ "$err_r" = "$err_o" ] || { echo "one node says: $err_o"; return 1; }
+	done
+	# granted on shard0 only: partition b works, partition a does not
+	S0 -c "GRANT SELECT, INSERT, UPDATE, DELETE ON tablestore_data.priv TO ts_app" || return 1
+	out=$(PGUSER=ts_app state "$ROUTER" -c "SELECT tablestore.get_entity('Priv', 'b', '1')")
+	out="$out $(PGUSER=ts_app state "$ROUTER" -c "SELECT tablestore.insert_or_merge_entity('Priv', '{\"PartitionKey\": \"b\", \"RowKey\": \"2\"}')")"
+	out="$out $(PGUSER=ts_app state "$ROUTER" -c "SELECT tablestore.get_entity('Priv', 'a', '1')")"
+	out="$out $(PGUSER=ts_app state "$ROUTER" -c "SELECT count(*) FROM tablestore.query_entities('Priv')")"
+	echo "granted on shard0: $out"
+	[ "$out" = "OK OK 42501 42501" ] || return 1
+	# granted on every shard
+	S1 -c "GRANT SELECT, INSERT, UPDATE, DELETE ON tablestore_data.priv TO ts_app" || return 1
+	out=$(PGUSER=ts_app R -c "SELECT tablestore.insert_entity('Priv', '{\"PartitionKey\": \"a\", \"RowKey\": \"2\"}')->>'RowKey'" \
+		-c "SELECT count(*) FROM tablestore.execute_batch('Priv', '[{\"op\": \"insert\", \"entity\": {\"PartitionKey\": \"a\", \"RowKey\": \"3\"}}]')" \
+		-c "SELECT tablestore.delete_entity('Priv', 'b', '2')" \
+		-c "SELECT string_agg((e->>'PartitionKey') || (e->>'RowKey'), ',') FROM tablestore.query_entities('Priv') e") || return 1
+	echo "granted on both shards: $out"
+	[ "$out" = "$(printf '2\n1\n\na1,a2,a3,b1')" ] || return 1
+	# deleting the table needs its ownership, on every shard: still refused
+	[ "$(PGUSER=ts_app state "$ROUTER" -c "SELECT tablestore.delete_table('Priv')")" = 42501 ] || return 1
+	[ "$(R -c "SELECT count(*) FROM tablestore.list_tables() t WHERE t = 'Priv'")" = 1 ] || return 1
+}
+
 check "key-order merge across nodes equals one node's" check_merge
 check "paging under concurrent writes across nodes" check_paging
 check "streaming memory on the router" check_memory
 check "a shard stopped mid-session" check_outage
+check "a shard crash under concurrent writers" check_crash
+check "privileges across nodes" check_privileges
 
 echo "$checkno checks, $failures failed"
 [ "$failures" -eq 0 ]
