@@ -167,15 +167,26 @@ SQL
 # U+FF5A), RowKeys likewise; the same entities in the cluster and in the
 # reference server, and every query form's output compared.
 check_merge() {
-	local load out
+	local load typed out
 	load="SELECT count(tablestore.insert_entity('Merge', jsonb_build_object(
 		'PartitionKey', b1.c || b2.c, 'RowKey', r.c, 'N', (b1.i * 100 + b2.i * 4 + r.i)::int,
 		'Tag', (ARRAY['a','b','c'])[1 + (b1.i + b2.i + r.i) % 3], 'Txt', b2.c || r.c)))
 	FROM unnest(ARRAY['a','B','z','~','é','Ω','中','ｚ',E'\\uE000','😀','𐀀','𝄞']) WITH ORDINALITY b1(c, i),
 		unnest(ARRAY['a','B','z','~','é','Ω','中','ｚ',E'\\uE000','😀','𐀀','𝄞']) WITH ORDINALITY b2(c, i),
 		unnest(ARRAY['1','ｚ','😀',E'\\uE000','~']) WITH ORDINALITY r(c, i)"
+	# and entities with a property of every type, escapes and surrogate
+	# pairs in strings, in partitions of both nodes (the router passes each
+	# entity on as the node's JSON text)
+	typed="SELECT count(tablestore.insert_entity('Merge', jsonb_build_object('PartitionKey', pk, 'RowKey', 'typed') || \$\${
+		\"I64\": \"-9223372036854775808\", \"I64@odata.type\": \"Edm.Int64\", \"I\": -2147483648, \"D\": 0.1,
+		\"D2\": \"1.5e300\", \"D2@odata.type\": \"Edm.Double\", \"D3\": \"NaN\", \"D3@odata.type\": \"Edm.Double\",
+		\"D4\": \"-Infinity\", \"D4@odata.type\": \"Edm.Double\", \"T\": true, \"B\": \"AAEC/w==\", \"B@odata.type\": \"Edm.Binary\",
+		\"Dt\": \"1999-12-31T23:59:59.9999999Z\", \"Dt@odata.type\": \"Edm.DateTime\",
+		\"G\": \"c9da6455-213d-42c9-9a79-3e9149a57833\", \"G@odata.type\": \"Edm.Guid\",
+		\"S\": \"quote\\\" back\\\\ nl\\n tab\\t \\u0001 \\ud83d\\ude00 😁\"}\$\$::jsonb))
+	FROM unnest(ARRAY['a', 'b', '😀', 'ｚ']) pk"
 	for h in "$ROUTER" "$ONE"; do
-		on "$h" -c "SELECT tablestore.create_table('Merge')" -c "$load" >/dev/null || return 1
+		on "$h" -c "SELECT tablestore.create_table('Merge')" -c "$load" -c "$typed" >/dev/null || return 1
 	done
 	# both nodes hold PartitionKeys with supplementary characters and with
 	# BMP characters above the surrogates, so the merge decides their order
@@ -215,6 +226,11 @@ SELECT e FROM tablestore.query_entities('Merge', 'PartitionKey gt ''中'' and Pa
 SELECT e FROM tablestore.query_entities('Merge', 'PartitionKey eq ''ｚ😀'' or PartitionKey eq ''😀ｚ''', 'N') e;
 \echo == query_entities_json, filter
 SELECT e FROM tablestore.query_entities_json('Merge', 'N ge 500', NULL) e;
+\echo == typed entities
+SELECT e FROM tablestore.query_entities('Merge', 'RowKey eq ''typed''') e;
+SELECT e FROM tablestore.query_entities_json('Merge', 'I64 lt 0L and D2 gt 1.0') e;
+SELECT pg_temp.walk('Merge', 'T eq true', NULL, 3, true);
+SELECT pg_temp.walk_rows('Merge', 'T eq true', 'S,Dt,I64', 3);
 \echo == query_entities_page walked, top 7
 SELECT pg_temp.walk('Merge', NULL, NULL, 7, false);
 \echo == query_entities_page walked, top 13, filter and $select
