@@ -12,6 +12,7 @@ COMMENT ON SCHEMA tablestore_data IS 'tablestore: one relation per table, holdin
 GRANT USAGE ON SCHEMA tablestore TO PUBLIC;
 GRANT USAGE ON SCHEMA tablestore_data TO PUBLIC;
 
+-- key type: begin (tablestore_router's build copies this part)
 -- The key type: PartitionKey and RowKey.  The bytes of text, ordered as the
 -- service orders keys: ordinally by UTF-16 code unit (text in the "C"
 -- collation orders by code point, which differs for supplementary
@@ -83,6 +84,7 @@ CREATE OPERATOR CLASS tablestore.key_ops DEFAULT FOR TYPE tablestore.key USING b
 CREATE OPERATOR CLASS tablestore.key_hash_ops DEFAULT FOR TYPE tablestore.key USING hash AS
 	OPERATOR 1 tablestore.= ,
 	FUNCTION 1 tablestore.key_hash(tablestore.key);
+-- key type: end
 
 -- Index access method
 -- tskey: the index of every entity relation, a B-link tree on (pk, rk) in

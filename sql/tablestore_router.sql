@@ -16,6 +16,11 @@ COMMENT ON SCHEMA tablestore_router IS 'tablestore_router: the cluster''s config
 GRANT USAGE ON SCHEMA tablestore TO PUBLIC;
 GRANT USAGE ON SCHEMA tablestore_router TO PUBLIC;
 
+-- The key type of extension tablestore, so that a query on the router can
+-- order keys as the service does (ORDER BY key::tablestore.key).  The
+-- build puts here the part of tablestore.sql between its "key type" marks.
+-- @key type@
+
 -- Configuration
 
 -- configure: (re)define the cluster.  Partition i (of partitions, a power
@@ -147,6 +152,13 @@ CREATE FUNCTION tablestore_router._query_check(part integer, table_name text, fi
 	RETURNS bigint
 	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON part;
 	SELECT count(*) AS _query_check FROM tablestore.query_entities(table_name, filter, select_list, top); $$;
+
+-- Only the functions of schema tablestore call these, with the partition
+-- they computed (through fmgr, which needs no EXECUTE privilege): a caller
+-- must not send an entity to a partition that is not its own.
+REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA tablestore_router FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION tablestore_router.partitions() TO PUBLIC;
+GRANT EXECUTE ON FUNCTION tablestore_router.partition_of(text) TO PUBLIC;
 
 -- The API: the signatures of extension tablestore
 

@@ -23,7 +23,7 @@
  * Moving partitions between nodes: every routed call holds a share lock on
  * its partition (an advisory lock (0x74737270, partition), transaction
  * scope; a query on every node holds them all) while it runs, and a mover
- * holds pg_advisory_lock(1953657456, partition) while it copies the
+ * holds pg_advisory_lock(1953722992, partition) while it copies the
  * partition and switches the foreign server's option: calls on the
  * partitions being moved wait, the others go on.  After the wait the call
  * reads the new configuration (AcceptInvalidationMessages), so it runs on
@@ -41,7 +41,8 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "commands/defrem.h"
-#include "executor/spi.h"
+#include "access/htup_details.h"
+#include "executor/executor.h"
 #include "foreign/foreign.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -53,6 +54,7 @@
 #include "utils/guc.h"
 #include "utils/inval.h"
 #include "utils/jsonb.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/regproc.h"
 #include "utils/syscache.h"
@@ -349,6 +351,42 @@ strip_prefix(const char *s, const char *prefix)
 	return s;
 }
 
+/*
+ * connection_error: PL/Proxy could not reach a node, or lost it.  A role
+ * the node refuses is a privilege error (roles are per server); anything
+ * else is ServerBusy.  libpq's text is kept, without the socket or host it
+ * names.
+ */
+static void
+connection_error(const char *plproxy_message)
+{
+	const char *what = strstr(plproxy_message, "] ");
+	const char *p;
+	char	   *msg;
+	int			len;
+
+	/* "...: [db] PQconnectPoll: connection to server on socket ... failed: FATAL: ..." */
+	what = what ? what + 2 : plproxy_message;
+	if ((p = strstr(what, ": ")) != NULL)
+		what = p + 2;
+	if (strncmp(what, "connection to server", 20) == 0 && (p = strstr(what, " failed: ")) != NULL)
+		what = p + strlen(" failed: ");
+	msg = pstrdup(what);
+	len = strlen(msg);
+	while (len > 0 && (msg[len - 1] == '\n' || msg[len - 1] == ' '))
+		msg[--len] = '\0';
+	if (strstr(msg, "role \"") != NULL || strstr(msg, "authentication failed") != NULL ||
+		strstr(msg, "no pg_hba.conf entry") != NULL || strstr(msg, "not permitted to log in") != NULL ||
+		strstr(msg, "permission denied for database") != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("the current role cannot connect to a node of the cluster: %s", msg),
+				 errhint("Roles and their grants are per server: the role must exist and be able to log in on every node.")));
+	ts_ereport(ERROR, TS_ServerBusy,
+			   errmsg("a node of the cluster is unavailable: %s", msg),
+			   errhint("Nothing was done on the nodes that could not be reached; retry when the node is back."));
+}
+
 static void
 rethrow_remote(ErrorData *ed)
 {
@@ -381,17 +419,7 @@ rethrow_remote(ErrorData *ed)
 		 strncmp(ed->message, "tablestore_router.", 18) == 0) &&
 		(strstr(ed->message, "] PQ") != NULL || strstr(ed->message, "] REMOTE FATAL: ") != NULL ||
 		 strstr(ed->message, "] REMOTE PANIC: ") != NULL))
-	{
-		const char *what = strchr(ed->message, '[');
-		char	   *msg = pstrdup(what ? what : ed->message);
-		int			len = strlen(msg);
-
-		while (len > 0 && (msg[len - 1] == '\n' || msg[len - 1] == ' '))
-			msg[--len] = '\0';
-		ts_ereport(ERROR, TS_ServerBusy,
-				   errmsg("a node of the cluster is unavailable: %s", msg),
-				   errhint("Nothing was done on the nodes that could not be reached; retry when the node is back."));
-	}
+		connection_error(ed->message);
 	ReThrowError(ed);
 }
 
@@ -426,8 +454,9 @@ quiet_end(void)
 }
 
 /*
- * router_func: the OID of a PL/Proxy call, by its signature, e.g.
- * "tablestore_router._get_entity(integer,text,text,text,text)".
+ * router_func: the OID of a PL/Proxy call, by its signature with every
+ * name qualified (no search_path can change what it names), e.g.
+ * "tablestore_router._explain_query(pg_catalog.int4,pg_catalog.text,pg_catalog.text)".
  */
 static Oid
 router_func(const char *signature)
@@ -492,7 +521,7 @@ call_remote(const char *signature, int nargs, Datum *args, bool *nulls, bool *is
 }
 
 /*
- * A result row of a set-returning PL/Proxy call, copied out of SPI.
+ * A result row of a set-returning PL/Proxy call, copied out.
  */
 typedef struct RemoteRow
 {
@@ -501,41 +530,100 @@ typedef struct RemoteRow
 } RemoteRow;
 
 /*
- * call_remote_rows: run "SELECT * FROM <call>" through SPI and copy its
- * rows (at most 5 columns) into the current memory context.
+ * call_remote_rows: call a set-returning PL/Proxy function (value per
+ * call, as the executor would) and copy its rows (at most 5 columns) into
+ * the current memory context.  Called through fmgr rather than SQL, so the
+ * calls need no EXECUTE privilege: only the functions of schema tablestore
+ * reach them, with the partition they computed.
  */
 static RemoteRow *
-call_remote_rows(const char *sql, int nargs, Oid *types, Datum *args, bool *nulls, int *nrows)
+call_remote_rows(const char *signature, int nargs, Datum *args, bool *nulls, int *nrows)
 {
+	Oid			fn = router_func(signature);
+	FmgrInfo	flinfo;
+	ReturnSetInfo rsinfo;
+	ExprContext *econtext;
+	TupleDesc	desc = NULL;
 	MemoryContext oldcxt = CurrentMemoryContext;
-	RemoteRow  *rows = NULL;
-	char		cnulls[8];
+	RemoteRow  *rows;
+	int			cap = 16;
+	int			n = 0;
+	int16		typlen = -1;
+	bool		typbyval = false;
+	LOCAL_FCINFO(fcinfo, 8);
 
+	Assert(nargs <= 8);
+	if (get_func_result_type(fn, NULL, &desc) != TYPEFUNC_COMPOSITE)
+	{
+		desc = NULL;
+		get_typlenbyval(get_func_rettype(fn), &typlen, &typbyval);
+	}
+	Assert(desc == NULL || desc->natts <= 5);
+	fmgr_info(fn, &flinfo);
+	econtext = CreateStandaloneExprContext();
+	memset(&rsinfo, 0, sizeof(rsinfo));
+	rsinfo.type = T_ReturnSetInfo;
+	rsinfo.econtext = econtext;
+	rsinfo.expectedDesc = desc;
+	rsinfo.allowedModes = (int) SFRM_ValuePerCall;
+	rsinfo.returnMode = SFRM_ValuePerCall;
+	InitFunctionCallInfoData(*fcinfo, &flinfo, nargs, InvalidOid, NULL, (Node *) &rsinfo);
 	for (int i = 0; i < nargs; i++)
-		cnulls[i] = nulls[i] ? 'n' : ' ';
-	SPI_connect();
+	{
+		fcinfo->args[i].value = args[i];
+		fcinfo->args[i].isnull = nulls[i];
+	}
+	rows = palloc0(sizeof(RemoteRow) * cap);
+
 	quiet_begin();
 	PG_TRY();
 	{
-		int			rc = SPI_execute_with_args(sql, nargs, types, args, cnulls, true, 0);
-		TupleDesc	desc;
-
-		if (rc != SPI_OK_SELECT)
-			elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(rc));
-		desc = SPI_tuptable->tupdesc;
-		Assert(desc->natts <= 5);
-		*nrows = (int) SPI_processed;
-		MemoryContextSwitchTo(oldcxt);
-		rows = palloc0(sizeof(RemoteRow) * Max(*nrows, 1));
-		for (int r = 0; r < *nrows; r++)
+		for (;;)
 		{
-			for (int c = 0; c < desc->natts; c++)
-			{
-				Form_pg_attribute att = TupleDescAttr(desc, c);
-				Datum		d = SPI_getbinval(SPI_tuptable->vals[r], desc, c + 1, &rows[r].nulls[c]);
+			Datum		d;
 
-				rows[r].values[c] = rows[r].nulls[c] ? (Datum) 0 : datumCopy(d, att->attbyval, att->attlen);
+			CHECK_FOR_INTERRUPTS();
+			rsinfo.isDone = ExprSingleResult;
+			fcinfo->isnull = false;
+			d = FunctionCallInvoke(fcinfo);
+			if (rsinfo.isDone == ExprEndResult)
+				break;
+			if (n == cap)
+			{
+				cap *= 2;
+				rows = repalloc(rows, sizeof(RemoteRow) * cap);
 			}
+			memset(&rows[n], 0, sizeof(RemoteRow));
+			if (desc == NULL)
+			{
+				rows[n].nulls[0] = fcinfo->isnull;
+				if (!fcinfo->isnull)
+					rows[n].values[0] = datumCopy(d, typbyval, typlen);
+			}
+			else if (fcinfo->isnull)
+			{
+				for (int c = 0; c < desc->natts; c++)
+					rows[n].nulls[c] = true;
+			}
+			else
+			{
+				HeapTupleHeader td = DatumGetHeapTupleHeader(d);
+				HeapTupleData tup;
+
+				tup.t_len = HeapTupleHeaderGetDatumLength(td);
+				ItemPointerSetInvalid(&tup.t_self);
+				tup.t_tableOid = InvalidOid;
+				tup.t_data = td;
+				heap_deform_tuple(&tup, desc, rows[n].values, rows[n].nulls);
+				for (int c = 0; c < desc->natts; c++)
+				{
+					Form_pg_attribute att = TupleDescAttr(desc, c);
+
+					if (!rows[n].nulls[c])
+						rows[n].values[c] = datumCopy(rows[n].values[c], att->attbyval, att->attlen);
+				}
+			}
+			n++;
 		}
 	}
 	PG_CATCH();
@@ -546,13 +634,12 @@ call_remote_rows(const char *sql, int nargs, Oid *types, Datum *args, bool *null
 		MemoryContextSwitchTo(oldcxt);
 		ed = CopyErrorData();
 		FlushErrorState();
-		SPI_finish();
 		rethrow_remote(ed);
 	}
 	PG_END_TRY();
 	quiet_end();
-	SPI_finish();
-	MemoryContextSwitchTo(oldcxt);
+	FreeExprContext(econtext, true);
+	*nrows = n;
 	return rows;
 }
 
@@ -597,11 +684,11 @@ router_##name(PG_FUNCTION_ARGS) \
 	return routed_call(fcinfo, "tablestore_router._" #name sig, route_object_key(ARG_JSONB(1))); \
 }
 
-ENTITY_CALL(insert_entity, "(integer,text,jsonb)")
-ENTITY_CALL(update_entity, "(integer,text,jsonb,text)")
-ENTITY_CALL(merge_entity, "(integer,text,jsonb,text)")
-ENTITY_CALL(insert_or_replace_entity, "(integer,text,jsonb)")
-ENTITY_CALL(insert_or_merge_entity, "(integer,text,jsonb)")
+ENTITY_CALL(insert_entity, "(pg_catalog.int4,pg_catalog.text,pg_catalog.jsonb)")
+ENTITY_CALL(update_entity, "(pg_catalog.int4,pg_catalog.text,pg_catalog.jsonb,pg_catalog.text)")
+ENTITY_CALL(merge_entity, "(pg_catalog.int4,pg_catalog.text,pg_catalog.jsonb,pg_catalog.text)")
+ENTITY_CALL(insert_or_replace_entity, "(pg_catalog.int4,pg_catalog.text,pg_catalog.jsonb)")
+ENTITY_CALL(insert_or_merge_entity, "(pg_catalog.int4,pg_catalog.text,pg_catalog.jsonb)")
 
 /* the partition of a PartitionKey argument (0 for NULL) */
 static int
@@ -616,7 +703,7 @@ TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(router_delete_entity);
 Datum
 router_delete_entity(PG_FUNCTION_ARGS)
 {
-	(void) routed_call(fcinfo, "tablestore_router._delete_entity(integer,text,text,text,text)",
+	(void) routed_call(fcinfo, "tablestore_router._delete_entity(pg_catalog.int4,pg_catalog.text,pg_catalog.text,pg_catalog.text,pg_catalog.text)",
 					   route_key_arg(fcinfo, 1));
 	PG_RETURN_VOID();
 }
@@ -625,7 +712,7 @@ TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(router_get_entity);
 Datum
 router_get_entity(PG_FUNCTION_ARGS)
 {
-	return routed_call(fcinfo, "tablestore_router._get_entity(integer,text,text,text,text)",
+	return routed_call(fcinfo, "tablestore_router._get_entity(pg_catalog.int4,pg_catalog.text,pg_catalog.text,pg_catalog.text,pg_catalog.text)",
 					   route_key_arg(fcinfo, 1));
 }
 
@@ -635,7 +722,7 @@ router_explain_query(PG_FUNCTION_ARGS)
 {
 	int			part = route_query(ARG_TEXT(1));
 
-	return routed_call(fcinfo, "tablestore_router._explain_query(integer,text,text)", Max(part, 0));
+	return routed_call(fcinfo, "tablestore_router._explain_query(pg_catalog.int4,pg_catalog.text,pg_catalog.text)", Max(part, 0));
 }
 
 /* the rows of a routed set-returning call, materialized (a batch: at most 100) */
@@ -653,7 +740,6 @@ TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(router_execute_batch);
 Datum
 router_execute_batch(PG_FUNCTION_ARGS)
 {
-	Oid			types[3] = {INT4OID, TEXTOID, JSONBOID};
 	Datum		args[3];
 	bool		nulls[3];
 	int			part = route_batch(ARG_JSONB(1));
@@ -662,8 +748,8 @@ router_execute_batch(PG_FUNCTION_ARGS)
 
 	lock_partitions(part);
 	forward_args(fcinfo, part, args, nulls);
-	rows = call_remote_rows("SELECT * FROM tablestore_router._execute_batch($1, $2, $3)",
-							3, types, args, nulls, &nrows);
+	rows = call_remote_rows("tablestore_router._execute_batch(pg_catalog.int4,pg_catalog.text,pg_catalog.jsonb)",
+							3, args, nulls, &nrows);
 	return_rows(fcinfo, rows, nrows);
 	return (Datum) 0;
 }
@@ -689,9 +775,8 @@ lock_table_name(text *name)
 }
 
 static void
-table_everywhere(FunctionCallInfo fcinfo, const char *all_sql, const char *one_signature)
+table_everywhere(FunctionCallInfo fcinfo, const char *all_signature, const char *one_signature)
 {
-	Oid			types[1] = {TEXTOID};
 	Datum		args[2];
 	bool		nulls[2];
 	RemoteRow  *rows;
@@ -703,7 +788,7 @@ table_everywhere(FunctionCallInfo fcinfo, const char *all_sql, const char *one_s
 	lock_partitions(-1);
 	args[0] = PG_GETARG_DATUM(0);
 	nulls[0] = PG_ARGISNULL(0);
-	rows = call_remote_rows(all_sql, 1, types, args, nulls, &nrows);
+	rows = call_remote_rows(all_signature, 1, args, nulls, &nrows);
 	for (int r = 0; r < nrows; r++)
 		if (!rows[r].nulls[0] && DatumGetBool(rows[r].values[0]))
 			done = true;
@@ -718,8 +803,8 @@ TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(router_create_table);
 Datum
 router_create_table(PG_FUNCTION_ARGS)
 {
-	table_everywhere(fcinfo, "SELECT * FROM tablestore_router._create_table($1)",
-					 "tablestore_router._create_table_on(integer,text)");
+	table_everywhere(fcinfo, "tablestore_router._create_table(pg_catalog.text)",
+					 "tablestore_router._create_table_on(pg_catalog.int4,pg_catalog.text)");
 	PG_RETURN_VOID();
 }
 
@@ -727,8 +812,8 @@ TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(router_delete_table);
 Datum
 router_delete_table(PG_FUNCTION_ARGS)
 {
-	table_everywhere(fcinfo, "SELECT * FROM tablestore_router._delete_table($1)",
-					 "tablestore_router._delete_table_on(integer,text)");
+	table_everywhere(fcinfo, "tablestore_router._delete_table(pg_catalog.text)",
+					 "tablestore_router._delete_table_on(pg_catalog.int4,pg_catalog.text)");
 	PG_RETURN_VOID();
 }
 
@@ -747,7 +832,6 @@ Datum
 router_list_tables(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	Oid			types[1] = {TEXTOID};
 	Datum		args[1];
 	bool		nulls[1];
 	RemoteRow  *rows;
@@ -759,7 +843,7 @@ router_list_tables(PG_FUNCTION_ARGS)
 	lock_partitions(-1);
 	args[0] = PG_GETARG_DATUM(0);
 	nulls[0] = PG_ARGISNULL(0);
-	rows = call_remote_rows("SELECT * FROM tablestore_router._list_tables($1)", 1, types, args, nulls, &nrows);
+	rows = call_remote_rows("tablestore_router._list_tables(pg_catalog.text)", 1, args, nulls, &nrows);
 	names = palloc(sizeof(char *) * Max(nrows, 1));
 	for (int r = 0; r < nrows; r++)
 		names[r] = rows[r].nulls[0] ? "" : TextDatumGetCString(rows[r].values[0]);
@@ -787,6 +871,10 @@ router_list_tables(PG_FUNCTION_ARGS)
  * Queries.  A page from the nodes: the entities (json text and keys) in key
  * order and the continuation.
  */
+/* the arguments of the page calls: partition, table, filter, select, top, continuation */
+#define PAGE_ALL_ARGS "pg_catalog.text,pg_catalog.text,pg_catalog.text,pg_catalog.int4,pg_catalog.text,pg_catalog.text"
+#define PAGE_ARGS "pg_catalog.int4," PAGE_ALL_ARGS
+
 typedef struct PageEntity
 {
 	text	   *json;
@@ -837,7 +925,6 @@ static void
 fetch_page(int part, text *table, text *filter, text *select, int top,
 		   text *npk, text *nrk, MergedPage *page)
 {
-	Oid			types[7] = {INT4OID, TEXTOID, TEXTOID, TEXTOID, INT4OID, TEXTOID, TEXTOID};
 	Datum		args[7];
 	bool		nulls[7];
 	RemoteRow  *rows;
@@ -864,11 +951,9 @@ fetch_page(int part, text *table, text *filter, text *select, int top,
 
 	lock_partitions(part);
 	if (part >= 0)
-		rows = call_remote_rows("SELECT * FROM tablestore_router._query_page($1, $2, $3, $4, $5, $6, $7)",
-								7, types, args, nulls, &nrows);
+		rows = call_remote_rows("tablestore_router._query_page(" PAGE_ARGS ")", 7, args, nulls, &nrows);
 	else
-		rows = call_remote_rows("SELECT * FROM tablestore_router._query_page_all($1, $2, $3, $4, $5, $6)",
-								6, types + 1, args + 1, nulls + 1, &nrows);
+		rows = call_remote_rows("tablestore_router._query_page_all(" PAGE_ALL_ARGS ")", 6, args + 1, nulls + 1, &nrows);
 
 	page->ents = palloc(sizeof(PageEntity) * Max(nrows, 1));
 	for (int r = 0; r < nrows; r++)
@@ -980,7 +1065,6 @@ router_page(FunctionCallInfo fcinfo, bool json)
 	desc = BlessTupleDesc(desc);
 	if (part >= 0 || !page_args_ok(fcinfo))
 	{
-		Oid			types[7] = {INT4OID, TEXTOID, TEXTOID, TEXTOID, INT4OID, TEXTOID, TEXTOID};
 		Datum		args[7];
 		bool		anulls[7];
 		RemoteRow  *rows;
@@ -990,9 +1074,9 @@ router_page(FunctionCallInfo fcinfo, bool json)
 		lock_partitions(part);
 		forward_args(fcinfo, part, args, anulls);
 		rows = call_remote_rows(json ?
-								"SELECT * FROM tablestore_router._query_entities_page_json($1, $2, $3, $4, $5, $6, $7)" :
-								"SELECT * FROM tablestore_router._query_entities_page($1, $2, $3, $4, $5, $6, $7)",
-								7, types, args, anulls, &nrows);
+								"tablestore_router._query_entities_page_json(" PAGE_ARGS ")" :
+								"tablestore_router._query_entities_page(" PAGE_ARGS ")",
+								7, args, anulls, &nrows);
 		if (nrows != 1)
 			elog(ERROR, "a node returned %d rows for a page", nrows);
 		PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, rows[0].values, rows[0].nulls)));
@@ -1074,7 +1158,8 @@ typedef struct StreamState
 	text	   *table;
 	text	   *filter;
 	text	   *select;
-	int64		remaining;		/* entities still to return; -1: no cap */
+	bool		capped;			/* top given */
+	int64		remaining;		/* if capped, entities still to return */
 	int			part;
 	MergedPage		page;
 	int			next;			/* the page's next entity */
@@ -1099,7 +1184,8 @@ router_stream(FunctionCallInfo fcinfo, bool json)
 		st->table = PG_ARGISNULL(0) ? NULL : PG_GETARG_TEXT_P_COPY(0);
 		st->filter = PG_ARGISNULL(1) ? NULL : PG_GETARG_TEXT_P_COPY(1);
 		st->select = PG_ARGISNULL(2) ? NULL : PG_GETARG_TEXT_P_COPY(2);
-		st->remaining = PG_ARGISNULL(3) ? -1 : PG_GETARG_INT32(3);
+		st->capped = !PG_ARGISNULL(3);
+		st->remaining = st->capped ? PG_GETARG_INT32(3) : 0;
 		st->part = route_query(st->filter);
 		fctx->user_fctx = st;
 		MemoryContextSwitchTo(old);
@@ -1109,7 +1195,7 @@ router_stream(FunctionCallInfo fcinfo, bool json)
 		 * checks of the table and the filter: ask it for the error.  Every
 		 * other argument is checked by the pages as query_entities checks it.
 		 */
-		if (st->remaining != -1 && st->remaining < 1)
+		if (st->capped && st->remaining < 1)
 		{
 			Datum		args[5];
 			bool		nulls[5];
@@ -1117,7 +1203,7 @@ router_stream(FunctionCallInfo fcinfo, bool json)
 
 			lock_partitions(Max(st->part, 0));
 			forward_args(fcinfo, Max(st->part, 0), args, nulls);
-			(void) call_remote("tablestore_router._query_check(integer,text,text,text,integer)",
+			(void) call_remote("tablestore_router._query_check(pg_catalog.int4,pg_catalog.text,pg_catalog.text,pg_catalog.text,pg_catalog.int4)",
 							   5, args, nulls, &isnull);
 		}
 	}
@@ -1132,9 +1218,9 @@ router_stream(FunctionCallInfo fcinfo, bool json)
 		int			top = ROUTER_FETCH;
 
 		CHECK_FOR_INTERRUPTS();
-		if ((st->started && npk == NULL) || st->remaining == 0)
+		if ((st->started && npk == NULL) || (st->capped && st->remaining == 0))
 			SRF_RETURN_DONE(fctx);
-		if (st->remaining > 0 && st->remaining < top)
+		if (st->capped && st->remaining < top)
 			top = (int) st->remaining;
 		/* the continuation outlives the page it came from */
 		old = MemoryContextSwitchTo(fctx->multi_call_memory_ctx);
@@ -1165,7 +1251,7 @@ router_stream(FunctionCallInfo fcinfo, bool json)
 		PageEntity *e = &st->page.ents[st->next++];
 		Datum		result;
 
-		if (st->remaining > 0)
+		if (st->capped)
 			st->remaining--;
 		if (json)
 			result = PointerGetDatum(pg_detoast_datum_copy((struct varlena *) e->json));

@@ -72,6 +72,7 @@ ts_stop_server() {
 # router.
 ts_start_cluster() {
 	local dir=$1 n=$2 parts=${3:-16} i nodes=""
+	chmod 755 "$dir"
 	for i in $(seq 0 $((n - 1))); do
 		mkdir -p "$dir/shard$i"
 		ts_start_server "$dir/shard$i" || return 1

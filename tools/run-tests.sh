@@ -6,7 +6,8 @@
 #   the tskey index (pgbench clients, VACUUM, then verify_index), a streaming
 #   standby replaying the index (test/standby.sh), the HTTP gateway driven by
 #   the Azure SDKs and raw HTTP (test/gateway/run.sh), sqlsmith's random SQL
-#   (test/sqlsmith.sh), random arguments for every function on a live server
+#   (test/sqlsmith.sh), the SQL-level suites through a scale-out router with
+#   2 shards (test/router_regress.sh), random arguments for every function on a live server
 #   (test/fuzz_live.sh), the $filter parser's unit tests and a 20-second
 #   libFuzzer run; at the end, the server log must show no crash.
 # Exits non-zero on any failure, printing regression.diffs and the server log.
@@ -51,6 +52,15 @@ run bash test/stress.sh
 run bash test/tskey_corrupt.sh
 run bash test/standby.sh
 run bash test/gateway/run.sh
+# the scale-out router (tablestore_router) with 2 shards: the SQL-level
+# suites through the router
+run bash test/router_regress.sh
+# random calls on one node and through a router: the same output
+run bash test/router_diff.sh
+# the Azure SDKs through the gateway in front of that router
+run bash test/gateway/router_test.sh
+# growing a cluster from 2 to 4 nodes under writes (tools/cluster-move.sh)
+run bash test/cluster_grow.sh
 # random input on live servers of their own: sqlsmith's random SQL, and
 # random arguments for every function of the extension (each reports how
 # many statements it ran; SQLSMITH_SECONDS, FUZZ_LIVE_SECONDS)

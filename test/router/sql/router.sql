@@ -1,0 +1,48 @@
+-- The router itself (test/router_regress.sh runs this through a router
+-- with 2 shards and 16 partitions).
+
+-- the partition hash is part of where data lives: these values never change
+SELECT k, tablestore.partition_hash(k) FROM (VALUES (''), ('a'), ('Sales'), ('é'), ('😀'), ('ｚ')) v(k);
+SELECT tablestore_router.partition_of('Sales'), tablestore.partition_hash('Sales') & 15 AS masked;
+SELECT count(*) AS partitions, count(DISTINCT node) AS nodes FROM tablestore_router.partitions();
+SELECT has_function_privilege('public', 'tablestore_router._insert_entity(integer, text, jsonb)', 'EXECUTE') AS public_may_call;
+
+-- an ordinary role uses the API, and cannot call the PL/Proxy functions
+-- directly (they would take any partition it names)
+CREATE ROLE router_user;
+GRANT USAGE ON FOREIGN SERVER tablestore_cluster TO router_user;
+SET ROLE router_user;
+SELECT tablestore_router.partition_of('Sales') AS partition;
+SELECT tablestore_router._insert_entity(3, 'Orders', '{"PartitionKey": "Sales", "RowKey": "1"}');
+SELECT * FROM tablestore_router._query_page_all('Orders', NULL, NULL, 10, NULL, NULL);
+SELECT tablestore_router.configure(ARRAY['host=elsewhere'], 16);
+RESET ROLE;
+
+-- routing: a filter that fixes the PartitionKey runs on one node, others
+-- on every node (the plan is the node's)
+SELECT tablestore.create_table('Routed');
+SELECT count(tablestore.insert_entity('Routed', jsonb_build_object('PartitionKey', 'p' || i, 'RowKey', 'r', 'N', i)))
+FROM generate_series(1, 40) i;
+SELECT tablestore.explain_query('Routed', 'PartitionKey eq ''p7''')->>'access' AS one_node,
+	tablestore.explain_query('Routed', 'N gt 3')->>'access' AS every_node;
+-- both nodes hold some of the partitions
+SELECT count(DISTINCT tablestore_router.partition_of('p' || i)) > 8 AS spread FROM generate_series(1, 40) i;
+-- a merged walk in pages of 7 returns every entity once, in key order
+WITH RECURSIVE walk(n, page, pk, rk) AS (
+	SELECT 1, p.entities, p.next_partition_key, p.next_row_key
+	FROM tablestore.query_entities_page('Routed', 'N gt 0', NULL, 7) p
+	UNION ALL
+	SELECT w.n + 1, p.entities, p.next_partition_key, p.next_row_key
+	FROM walk w, tablestore.query_entities_page('Routed', 'N gt 0', NULL, 7, w.pk, w.rk) p
+	WHERE w.pk IS NOT NULL
+)
+SELECT count(DISTINCT n) AS pages, count(*) AS entities,
+	array_agg(e->>'PartitionKey' ORDER BY n, ord) = array_agg(e->>'PartitionKey' ORDER BY (e->>'PartitionKey')::tablestore.key) AS in_key_order
+FROM walk, jsonb_array_elements(page) WITH ORDINALITY x(e, ord);
+
+-- the cluster not configured (rolled back)
+BEGIN;
+DROP SERVER tablestore_cluster CASCADE;
+SELECT tablestore.get_entity('Routed', 'p1', 'r');
+ROLLBACK;
+SELECT tablestore.get_entity('Routed', 'p1', 'r')->>'N' AS n;

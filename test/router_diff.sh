@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# test/router_diff.sh: the same random calls on one node and through a
+# router with 2 shards must give the same output (test/router_diff.py says
+# what is generated).  Timestamps and ETags are masked: they are clocks.
+#   ROUTER_DIFF_SEED (default: random, printed), ROUTER_DIFF_STATEMENTS
+#   (default 3000)
+set -u
+cd "$(dirname "$0")/.."
+. tools/lib.sh
+SEED=${ROUTER_DIFF_SEED:-$RANDOM}
+N=${ROUTER_DIFF_STATEMENTS:-3000}
+DIR=$(mktemp -d /tmp/tsdiff.XXXXXX)
+chmod 755 "$DIR"
+trap 'ts_stop_server "$DIR/single"; ts_stop_cluster "$DIR/cluster"; rm -rf "$DIR"' EXIT
+mkdir -p "$DIR/single" "$DIR/cluster"
+ts_start_server "$DIR/single" >/dev/null || exit 1
+psql -X -q -h "$DIR/single" -d postgres -c "CREATE DATABASE tablestore" || exit 1
+psql -X -q -h "$DIR/single" -d tablestore -c "CREATE EXTENSION tablestore" || exit 1
+ts_start_cluster "$DIR/cluster" 2 >/dev/null || exit 1
+
+python3 test/router_diff.py "$SEED" "$N" > "$DIR/script.sql" || exit 1
+mask() {
+	sed -E "s/[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}(:|%3A)[0-9]{2}(:|%3A)[0-9]{2}(\.[0-9]+)?Z/<time>/g"
+}
+run() {
+	psql -X -A -h "$1" -d tablestore -v ON_ERROR_STOP=0 -f "$DIR/script.sql" 2>&1 | mask
+}
+run "$DIR/single" > "$DIR/single.out"
+run "$DIR/cluster/router" > "$DIR/router.out"
+stmts=$(grep -c '^SELECT' "$DIR/script.sql")
+errors=$(grep -c '^psql:.*ERROR:' "$DIR/single.out")
+if diff -u "$DIR/single.out" "$DIR/router.out" > "$DIR/diff"; then
+	echo "router_diff: seed $SEED: $stmts statements ($errors errors), the same output on one node and through the router"
+	exit 0
+fi
+echo "router_diff: seed $SEED: the outputs differ (first differences):"
+head -n 80 "$DIR/diff"
+exit 1

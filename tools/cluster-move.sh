@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# tools/cluster-move.sh: move partitions of a tablestore cluster to another
+# node (README "Scale-out: growing the cluster").
+#
+#   tools/cluster-move.sh ROUTER TARGET PARTITION...
+#
+# ROUTER and TARGET are libpq connection strings: the router database and
+# the tablestore database of the node that takes the partitions (a new node
+# needs only CREATE EXTENSION tablestore; the tables are created here).
+# Run as a role that may read and write every entity relation on the nodes
+# and ALTER SERVER tablestore_cluster on the router (a superuser, say).
+#
+# For each partition, in one router session:
+#   1. take pg_advisory_lock(1953722992, partition): every routed call on the
+#      partition (and every query on all nodes) waits from now on; calls in
+#      flight finish first.  Other partitions go on as before.
+#   2. copy the partition's entities (pk, rk, ts, props: ETags and
+#      Timestamps unchanged) of every table from its node to TARGET, after
+#      removing what an earlier, interrupted move left there, and compare
+#      the counts;
+#   3. ALTER SERVER tablestore_cluster OPTIONS (SET p<partition> TARGET);
+#   4. delete the partition's entities on the old node;
+#   5. release the lock: the waiting calls run, on TARGET.
+# If a step fails, the lock is released with the partition still on its old
+# node, which still has all of it; run the script again.
+#
+# The lock is the router's: with several routers, stop the others' traffic
+# to the partitions being moved, or move through each of them in turn.
+set -eu
+INNER=
+if [ "${1:-}" = "--inner" ]; then
+	INNER=1
+	shift
+fi
+[ $# -ge 3 ] || { sed -n '2,12p' "$0"; exit 2; }
+ROUTER=$1
+TARGET=$2
+shift 2
+PARTS="$*"
+LOCK_KEY=1953722992
+
+rq() { psql -X -q -At -v ON_ERROR_STOP=1 -d "$ROUTER" "$@"; }
+tq() { psql -X -q -At -v ON_ERROR_STOP=1 -d "$TARGET" "$@"; }
+
+NPARTS=$(rq -c "SELECT count(*) FROM tablestore_router.partitions()")
+for p in $PARTS; do
+	case $p in *[!0-9]*) echo "not a partition number: $p" >&2; exit 2 ;; esac
+	[ "$p" -lt "$NPARTS" ] || { echo "partition $p: the cluster has $NPARTS" >&2; exit 2; }
+done
+
+# the tables (the outer call lists them for the inner one, which must not
+# call the router's API: it would wait for the lock its own session holds)
+if [ -z "$INNER" ]; then
+	TABLES=$(rq -c "SELECT * FROM tablestore.list_tables()")
+	export CLUSTER_MOVE_TABLES="$TABLES"
+else
+	TABLES=$CLUSTER_MOVE_TABLES
+fi
+
+# one partition: the steps 2 to 4 (called from the router session below)
+move_one() {
+	local p=$1 source rel t n_src n_dst cond
+	source=$(rq -c "SELECT node FROM tablestore_router.partitions() WHERE partition = $p")
+	if [ "$source" = "$TARGET" ]; then
+		echo "partition $p: already on the target"
+		return 0
+	fi
+	cond="tablestore.partition_hash(pk) & $((NPARTS - 1)) = $p"
+	for t in $TABLES; do
+		rel=$(psql -X -q -At -v ON_ERROR_STOP=1 -d "$source" \
+			-c "SELECT quote_ident(relation_name) FROM tablestore.tables WHERE table_name = \$\$$t\$\$")
+		tq -c "DELETE FROM tablestore_data.$rel WHERE $cond"
+		psql -X -q -v ON_ERROR_STOP=1 -d "$source" \
+			-c "\\copy (SELECT pk, rk, ts, props FROM tablestore_data.$rel WHERE $cond) TO STDOUT (FORMAT binary)" |
+			tq -c "\\copy tablestore_data.$rel (pk, rk, ts, props) FROM STDIN (FORMAT binary)"
+		n_src=$(psql -X -q -At -d "$source" -c "SELECT count(*) FROM tablestore_data.$rel WHERE $cond")
+		n_dst=$(tq -c "SELECT count(*) FROM tablestore_data.$rel WHERE $cond")
+		if [ "$n_src" != "$n_dst" ]; then
+			echo "partition $p, table $t: $n_src entities on the node, $n_dst copied" >&2
+			return 1
+		fi
+		echo "partition $p, table $t: $n_src entities copied"
+	done
+	sleep "${MOVE_HOLD:-0}"
+	rq -c "ALTER SERVER tablestore_cluster OPTIONS (SET p$p \$\$$TARGET\$\$)"
+	for t in $TABLES; do
+		rel=$(psql -X -q -At -d "$source" \
+			-c "SELECT quote_ident(relation_name) FROM tablestore.tables WHERE table_name = \$\$$t\$\$") &&
+		psql -X -q -v ON_ERROR_STOP=1 -d "$source" -c "DELETE FROM tablestore_data.$rel WHERE $cond" || {
+			echo "partition $p is on the target, but its old copy on $source is not deleted:" >&2
+			echo "queries over all nodes return it twice until you run there, for each table," >&2
+			echo "  DELETE FROM tablestore_data.<relation> WHERE $cond" >&2
+			return 1
+		}
+	done
+	echo "partition $p: now on the target"
+}
+
+if [ -n "$INNER" ]; then
+	move_one "$PARTS"
+	exit
+fi
+
+# the tables, created on TARGET if it lacks them
+for t in $TABLES; do
+	tq -c "SELECT tablestore.create_table_if_absent(\$\$$t\$\$)" >/dev/null
+done
+
+for p in $PARTS; do
+	# the router session that holds the partition's lock while the steps run
+	# (MOVE_HOLD: seconds to hold it after the copy, for tests)
+	psql -X -q -v ON_ERROR_STOP=1 -d "$ROUTER" >/dev/null <<SQL
+SELECT pg_advisory_lock($LOCK_KEY, $p);
+\\! bash "$0" --inner "$ROUTER" "$TARGET" $p >&2
+SELECT pg_advisory_unlock($LOCK_KEY, $p);
+SQL
+	node=$(rq -c "SELECT node FROM tablestore_router.partitions() WHERE partition = $p")
+	if [ "$node" != "$TARGET" ]; then
+		echo "partition $p was not moved; it stays on $node, which holds all of it: run the script again" >&2
+		exit 1
+	fi
+done

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# tools/cluster.sh [N]: build and install tablestore, start a local
+# tablestore cluster of throwaway servers (N shards, default 2, and a
+# router, each as the postgres OS user on a Unix socket in a temporary
+# directory), run the demo through the router, and print how to connect,
+# how to add a node and move partitions to it, and how to stop.
+set -eu
+cd "$(dirname "$0")/.."
+. tools/lib.sh
+N=${1:-2}
+
+ts_install_deps
+ts_build_install
+DIR=$(mktemp -d /tmp/tscluster.XXXXXX)
+ts_start_cluster "$DIR" "$N"
+echo "== the cluster: partitions and their nodes"
+psql -X -d tablestore -c "SELECT node, count(*) AS partitions, string_agg(partition::text, ' ' ORDER BY partition) FROM tablestore_router.partitions() GROUP BY node ORDER BY node"
+echo "== running the employee demo (tools/demo.sql) through the router"
+psql -X -d tablestore -e -f tools/demo.sql
+echo "== where the demo's entities are"
+for d in "$DIR"/shard*; do
+	echo "$d: $(psql -X -At -h "$d" -d tablestore -c "SELECT string_agg(DISTINCT pk, ', ') FROM tablestore_data.employees") "
+done
+
+cat <<MSG
+
+== the cluster is running
+   connect to the router:  psql -h $DIR/router -U postgres tablestore
+   a shard:                psql -h $DIR/shard0 -U postgres tablestore
+   add a node:             mkdir $DIR/shard$N && chown postgres: $DIR/shard$N &&
+                           runuser -u postgres -- $PGBIN/initdb -D $DIR/shard$N/data -A trust -U postgres &&
+                           runuser -u postgres -- $PGBIN/pg_ctl -D $DIR/shard$N/data -l $DIR/shard$N/server.log \\
+                               -o "-c listen_addresses='' -k $DIR/shard$N" start &&
+                           psql -h $DIR/shard$N -U postgres -c 'CREATE DATABASE tablestore' &&
+                           psql -h $DIR/shard$N -U postgres tablestore -c 'CREATE EXTENSION tablestore'
+   move partitions to it:  tools/cluster-move.sh "host=$DIR/router dbname=tablestore user=postgres" \\
+                               "host=$DIR/shard$N dbname=tablestore" 1 5 9
+   stop:                   for d in $DIR/router $DIR/shard*; do runuser -u postgres -- $PGBIN/pg_ctl -D \$d/data stop; done; rm -rf $DIR
+MSG
