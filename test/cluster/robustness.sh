@@ -408,7 +408,8 @@ SQL
 # 4. A shard stopped in the middle of a session.  Partition keys 'b' (on
 # shard0) and 'a' (on shard1); one router session runs everything, shard1
 # stopped and started under it (psql's \!), so the session's own PL/Proxy
-# connections must be dropped and made again.  Each call's outcome (its
+# connections must be dropped and made again; the first stop comes while a
+# cursor streams a query over every node.  Each call's outcome (its
 # result or its SQLSTATE) is compared with the transcript below.
 check_outage() {
 	cat >"$DIR/outage.sql" <<'SQL'
@@ -433,8 +434,18 @@ SELECT 'b on node ' || tablestore_router.partition_of('b') % 2 || ', a on node '
 SELECT tablestore.create_table('Outage');
 SELECT tablestore.insert_entity('Outage', '{"PartitionKey": "b", "RowKey": "1"}')->>'RowKey';
 SELECT tablestore.insert_entity('Outage', '{"PartitionKey": "a", "RowKey": "1"}')->>'RowKey';
+SELECT tablestore.create_table('Stream');
+SELECT count(*) FROM (VALUES ('a'), ('b')) p(pk), generate_series(0, 14) i,
+	tablestore.execute_batch('Stream', (SELECT jsonb_agg(jsonb_build_object('op', 'insert', 'entity',
+		jsonb_build_object('PartitionKey', p.pk, 'RowKey', lpad((i * 100 + k)::text, 4, '0')))) FROM generate_series(0, 99) k));
+-- a stream over every node (pages of 1,000) cut by the outage
+BEGIN;
+DECLARE s NO SCROLL CURSOR FOR SELECT e->>'RowKey' FROM tablestore.query_entities('Stream') e;
+FETCH 1200 FROM s \g /dev/null
 \echo -- shard1 stopped
 \! $TSCTL stop 1 fast
+FETCH ALL FROM s \g /dev/null
+ROLLBACK;
 \echo -- the partition on shard0 works
 SELECT pg_temp.try($q$ SELECT tablestore.insert_entity('Outage', '{"PartitionKey": "b", "RowKey": "2", "V": 1}')->>'V' $q$);
 SELECT pg_temp.try($q$ SELECT tablestore.get_entity('Outage', 'b', '2')->>'V' $q$);
@@ -494,13 +505,17 @@ SELECT pg_temp.try($q$ SELECT tablestore.delete_table('Half') $q$);
 \! psql -X -At -h $TSDIR/shard0 -d tablestore -c "SELECT 'shard0: ' || string_agg(t, ',' ORDER BY t) FROM tablestore.list_tables() t WHERE t IN ('During', 'Half', 'Outage')"
 SELECT pg_temp.try($q$ SELECT tablestore.delete_table('Half') $q$);
 SQL
-	TSDIR=$DIR R -f "$DIR/outage.sql" >"$DIR/outage.out" 2>&1
+	TSDIR=$DIR R -v ON_ERROR_STOP=0 -v VERBOSITY=sqlstate -f "$DIR/outage.sql" 2>&1 |
+		sed 's/^psql:[^ ]*:[0-9]*: //' >"$DIR/outage.out"
 	cat >"$DIR/outage.expected" <<'OUT'
 b on node 0, a on node 1
 
 1
 1
+
+3000
 -- shard1 stopped
+ERROR:  TS503
 -- the partition on shard0 works
 ok 1
 ok 1
