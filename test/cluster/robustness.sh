@@ -664,7 +664,14 @@ SQL
 	sleep 1
 	"$TSCTL" start 1 || return 1
 	echo "shard1 started again after $(wc -l <"$DIR/crash.acked") acknowledged writes"
+	# writes go on for 2 s at least, and until the looping session has
+	# written 32 times in a row (every one of its 16 partitions) since its
+	# last failure (30 s at most)
 	sleep 2
+	for n in $(seq 1 280); do
+		[ "$(awk '/^NOTICE:  fail/ { n = 0 } /^NOTICE:  ack/ { n++ } END { print n + 0 }' "$DIR/crash.session")" -ge 32 ] && break
+		sleep 0.1
+	done
 	touch "$DIR/crash.stop"
 	R -c "UPDATE crash_ctl SET stop = true" >/dev/null
 	for pid in $pids; do
