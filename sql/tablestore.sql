@@ -248,6 +248,13 @@ EXCEPTION WHEN no_data_found THEN
 END $$;
 COMMENT ON FUNCTION tablestore.delete_table_if_exists(text) IS 'delete a table if it exists; true if it was deleted';
 
+-- query_page with each entity's keys: what a scale-out router merges by
+CREATE FUNCTION tablestore._query_page_keyed(table_name text, filter text, select_list text,
+		top integer, next_partition_key text, next_row_key text)
+	RETURNS TABLE (entity json, next_partition_key text, next_row_key text, partition_key text, row_key text)
+	AS 'MODULE_PATHNAME', 'query_page_rows' LANGUAGE C STABLE ROWS 1000;
+COMMENT ON FUNCTION tablestore._query_page_keyed(text, text, text, integer, text, text) IS 'internal: query_page with each entity''s keys, for a scale-out router';
+
 -- Entities
 
 CREATE FUNCTION tablestore.insert_entity(table_name text, entity jsonb) RETURNS jsonb

@@ -36,8 +36,8 @@ BEGIN
 	IF n = 0 OR array_position(nodes, NULL) IS NOT NULL THEN
 		RAISE EXCEPTION 'a cluster needs at least one node, none of them NULL' USING ERRCODE = 'invalid_parameter_value';
 	END IF;
-	IF partitions IS NULL OR partitions < n OR partitions > 4096 OR partitions & (partitions - 1) <> 0 THEN
-		RAISE EXCEPTION 'partitions must be a power of two between the number of nodes and 4096' USING ERRCODE = 'invalid_parameter_value';
+	IF partitions IS NULL OR partitions < n OR partitions > 256 OR partitions & (partitions - 1) <> 0 THEN
+		RAISE EXCEPTION 'partitions must be a power of two between the number of nodes and 256' USING ERRCODE = 'invalid_parameter_value';
 	END IF;
 	FOR i IN 0 .. partitions - 1 LOOP
 		opts := opts || CASE WHEN i > 0 THEN ', ' ELSE '' END
@@ -133,19 +133,20 @@ CREATE FUNCTION tablestore_router._query_entities_page_json(part integer, table_
 	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON part;
 	SELECT * FROM tablestore.query_entities_page_json(table_name, filter, select_list, top, next_pk, next_rk); $$;
 -- a page as rows, from one partition's node or from every node, with each
--- entity's keys (the router merges pages in key order)
+-- entity's keys (the router merges pages in key order); the entity as
+-- text, which the router takes as it is (json would be parsed again)
 CREATE FUNCTION tablestore_router._query_page(part integer, table_name text, filter text, select_list text,
 		top integer, next_pk text, next_rk text)
-	RETURNS TABLE (entity json, next_partition_key text, next_row_key text, pk text, rk text)
+	RETURNS TABLE (entity text, next_partition_key text, next_row_key text, pk text, rk text)
 	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON part;
-	SELECT q.entity, q.next_partition_key, q.next_row_key, q.entity->>'PartitionKey' AS pk, q.entity->>'RowKey' AS rk
-	FROM tablestore.query_page(table_name, filter, select_list, top, next_pk, next_rk) q; $$;
+	SELECT q.entity::text AS entity, q.next_partition_key, q.next_row_key, q.partition_key AS pk, q.row_key AS rk
+	FROM tablestore._query_page_keyed(table_name, filter, select_list, top, next_pk, next_rk) q; $$;
 CREATE FUNCTION tablestore_router._query_page_all(table_name text, filter text, select_list text,
 		top integer, next_pk text, next_rk text)
-	RETURNS TABLE (entity json, next_partition_key text, next_row_key text, pk text, rk text)
+	RETURNS TABLE (entity text, next_partition_key text, next_row_key text, pk text, rk text)
 	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON ALL;
-	SELECT q.entity, q.next_partition_key, q.next_row_key, q.entity->>'PartitionKey' AS pk, q.entity->>'RowKey' AS rk
-	FROM tablestore.query_page(table_name, filter, select_list, top, next_pk, next_rk) q; $$;
+	SELECT q.entity::text AS entity, q.next_partition_key, q.next_row_key, q.partition_key AS pk, q.row_key AS rk
+	FROM tablestore._query_page_keyed(table_name, filter, select_list, top, next_pk, next_rk) q; $$;
 -- a streaming query's arguments, checked by the shard's own query_entities
 -- for the error one node gives
 CREATE FUNCTION tablestore_router._query_check(part integer, table_name text, filter text, select_list text, top integer)

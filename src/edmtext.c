@@ -114,11 +114,9 @@ edm_parse_datetime(const char *s, size_t len, int64_t *ticks)
 	return EDM_TEXT_OK;
 }
 
-/*
- * edm_hexval: the value of a hex digit, or -1.
- */
-int
-edm_hexval(char c)
+/* The value of a hex digit, or -1 (inline: a Guid has 32 of them). */
+static inline int
+hexval(char c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -130,30 +128,36 @@ edm_hexval(char c)
 }
 
 /*
+ * edm_hexval: the value of a hex digit, or -1.
+ */
+int
+edm_hexval(char c)
+{
+	return hexval(c);
+}
+
+/*
  * edm_parse_guid: xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx (hex, either case)
  * into 16 bytes.
  */
 bool
 edm_parse_guid(const char *s, size_t len, uint8_t *out)
 {
-	int			nb = 0;
+	/* where each byte's two hex digits start */
+	static const uint8_t at[16] = {0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34};
+	int			bad = 0;
 
-	if (len != 36)
+	if (len != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-')
 		return false;
-	for (int i = 0; i < 36; i++)
+	for (int i = 0; i < 16; i++)
 	{
-		if (i == 8 || i == 13 || i == 18 || i == 23)
-		{
-			if (s[i] != '-')
-				return false;
-			continue;
-		}
-		if (edm_hexval(s[i]) < 0 || edm_hexval(s[i + 1]) < 0)
-			return false;
-		out[nb++] = (uint8_t) (edm_hexval(s[i]) << 4 | edm_hexval(s[i + 1]));
-		i++;
+		int			hi = hexval(s[at[i]]);
+		int			lo = hexval(s[at[i] + 1]);
+
+		bad |= hi | lo;			/* negative if either is not a digit */
+		out[i] = (uint8_t) ((hi & 0xF) << 4 | (lo & 0xF));
 	}
-	return nb == 16;
+	return bad >= 0;
 }
 
 /* Write value as exactly ndigits decimal digits, zero-padded. */

@@ -19,6 +19,14 @@
  * The canonical form is itself valid input and canonicalizing it again is
  * the identity, which is what Merge relies on.  Null values mean "absent".
  *
+ * Every write runs this, so it is done in one pass (issue 12): the members
+ * are read straight from the jsonb's binary form (no iterator, no copies),
+ * a value already in canonical form (the usual case) is kept as it is, by
+ * pointer, and checked without being converted (a Double of at most 15
+ * significant digits, a DateTime or Int64 in the service's text, lower-case
+ * Guids, base64 with clear trailing bits, ASCII names and keys), and the
+ * stored jsonb is written directly from the members, already in key order.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -37,24 +45,61 @@
 #include "utils/jsonb.h"
 #include "utils/numeric.h"
 
+#include "edmtext.h"
 #include "tablestore.h"
 
 #define ANNOTATION_SUFFIX	"@odata.type"
 #define ANNOTATION_SUFFIX_LEN (sizeof(ANNOTATION_SUFFIX) - 1)
 
-static const char *const edm_type_names[] = {
-	"Edm.String", "Edm.Int32", "Edm.Int64", "Edm.Double",
-	"Edm.Boolean", "Edm.DateTime", "Edm.Guid", "Edm.Binary"
+/* The names of the Edm types, by TsEdmType, and their lengths. */
+#define EDM_TYPE(s) {s, sizeof(s) - 1}
+static const struct
+{
+	const char *name;
+	int			len;
+}			edm_types[] = {
+	EDM_TYPE("Edm.String"), EDM_TYPE("Edm.Int32"), EDM_TYPE("Edm.Int64"), EDM_TYPE("Edm.Double"),
+	EDM_TYPE("Edm.Boolean"), EDM_TYPE("Edm.DateTime"), EDM_TYPE("Edm.Guid"), EDM_TYPE("Edm.Binary")
 };
 
-/* One top-level member of an entity object. */
+/* What a top-level member of an entity is to validation. */
+typedef enum MemberRole
+{
+	M_PROPERTY,					/* a custom property (perhaps null: absent) */
+	M_ANNOTATION,				/* "Name@odata.type" */
+	M_SKIPPED					/* a key, Timestamp, their annotations, odata.* */
+} MemberRole;
+
+/*
+ * One top-level member of an entity object, read straight from the jsonb's
+ * binary form: name and value point into it.
+ */
 typedef struct Member
 {
-	char	   *name;			/* NULL once taken (a key, its annotation) */
+	const char *name;
 	int			namelen;
-	const char *key;			/* the name, kept: members are in jsonb key order */
-	JsonbValue	value;
+	MemberRole	role;
+	int			annotation;		/* index of the member "name@odata.type", or -1 */
+	JsonbValue	value;			/* as given; nested objects and arrays as jbvBinary */
+	JsonbValue	canon;			/* what is stored under this name; jbvNull: nothing */
 } Member;
+
+/*
+ * The members of an entity object, in jsonb's key order (shorter names
+ * first, then bytewise), with where the system members are, and the
+ * annotations the stored form adds that the caller did not give.
+ */
+typedef struct Members
+{
+	Member	   *m;
+	int			n;
+	int			pk;				/* index of PartitionKey, or -1; and so on */
+	int			rk;
+	int			ts;
+	int			ts_annotation;
+	JsonbPair  *added;			/* added annotations, in key order */
+	int			nadded;
+} Members;
 
 /* Whether a character is forbidden in keys. */
 static inline bool
@@ -65,22 +110,77 @@ key_char_forbidden(pg_wchar c)
 }
 
 /*
+ * The length of the prefix of s that is ASCII with no character forbidden
+ * in keys: the common case, checked without decoding.
+ */
+static inline int
+key_ascii_prefix(const char *s, int len)
+{
+	int			i = 0;
+
+	while (i < len)
+	{
+		unsigned char c = (unsigned char) s[i];
+
+		if (c <= 0x1F || c >= 0x7F || c == '/' || c == '\\' || c == '#' || c == '?')
+			break;
+		i++;
+	}
+	return i;
+}
+
+/*
+ * Whether s[from..len) has a forbidden character, decoding each (from is
+ * the start of a character).
+ */
+static bool
+key_has_forbidden(const char *s, int from, int len)
+{
+	const unsigned char *p = (const unsigned char *) s + from;
+	const unsigned char *end = (const unsigned char *) s + len;
+
+	while (p < end)
+	{
+		if (key_char_forbidden(utf8_to_unicode(p)))
+			return true;
+		p += pg_utf_mblen(p);
+	}
+	return false;
+}
+
+/*
  * ts_key_is_valid: whether a value may be a PartitionKey or RowKey: no
  * forbidden characters, at most 512 UTF-16 code units.
  */
 bool
 ts_key_is_valid(const char *s, int len)
 {
-	const unsigned char *p = (const unsigned char *) s;
-	const unsigned char *end = p + len;
+	int			ascii = key_ascii_prefix(s, len);
 
-	while (p < end)
-	{
-		if (key_char_forbidden(utf8_to_unicode(p)))
-			return false;
-		p += pg_utf_mblen(p);
-	}
-	return ts_utf16_length(s, len) <= TS_MAX_KEY_UTF16;
+	if (ascii < len && key_has_forbidden(s, ascii, len))
+		return false;
+	return (ascii == len ? len : ts_utf16_length(s, len)) <= TS_MAX_KEY_UTF16;
+}
+
+/*
+ * Check a key as ts_validate_key does; returns its length in UTF-16 code
+ * units, for the entity size.
+ */
+static int
+validate_key(const char *name, const char *s, int len)
+{
+	int			ascii = key_ascii_prefix(s, len);
+	int			units;
+
+	if (ascii < len && key_has_forbidden(s, ascii, len))
+		ts_ereport(ERROR, TS_OutOfRangeInput,
+				   errmsg("%s contains a forbidden character", name),
+				   errhint("Keys cannot contain /, \\, #, ?, or control characters U+0000 to U+001F and U+007F to U+009F."));
+	units = (ascii == len) ? len : ts_utf16_length(s, len);
+	if (units > TS_MAX_KEY_UTF16)
+		ts_ereport(ERROR, TS_PropertyValueTooLarge,
+				   errmsg("%s is longer than %d UTF-16 code units", name, TS_MAX_KEY_UTF16));
+	return units;
 }
 
 /*
@@ -90,20 +190,7 @@ ts_key_is_valid(const char *s, int len)
 void
 ts_validate_key(const char *name, const char *s, int len)
 {
-	const unsigned char *p = (const unsigned char *) s;
-	const unsigned char *end = p + len;
-
-	while (p < end)
-	{
-		if (key_char_forbidden(utf8_to_unicode(p)))
-			ts_ereport(ERROR, TS_OutOfRangeInput,
-					   errmsg("%s contains a forbidden character", name),
-					   errhint("Keys cannot contain /, \\, #, ?, or control characters U+0000 to U+001F and U+007F to U+009F."));
-		p += pg_utf_mblen(p);
-	}
-	if (ts_utf16_length(s, len) > TS_MAX_KEY_UTF16)
-		ts_ereport(ERROR, TS_PropertyValueTooLarge,
-				   errmsg("%s is longer than %d UTF-16 code units", name, TS_MAX_KEY_UTF16));
+	(void) validate_key(name, s, len);
 }
 
 /*
@@ -154,42 +241,141 @@ is_annotation(const char *name, int len)
 		memcmp(name + len - ANNOTATION_SUFFIX_LEN, ANNOTATION_SUFFIX, ANNOTATION_SUFFIX_LEN) == 0;
 }
 
-static bool
-name_is(const Member *m, const char *s)
+/*
+ * Order of keys in a jsonb object: shorter first, then bytewise (names are
+ * short and mostly differ early: compared inline).
+ */
+static inline int
+jsonb_key_cmp(const char *a, int alen, const char *b, int blen)
 {
-	return m->namelen == (int) strlen(s) && memcmp(m->name, s, m->namelen) == 0;
+	if (alen != blen)
+		return alen < blen ? -1 : 1;
+	for (int i = 0; i < alen; i++)
+		if (a[i] != b[i])
+			return (unsigned char) a[i] < (unsigned char) b[i] ? -1 : 1;
+	return 0;
 }
 
-/*
- * Collect the top-level members of a jsonb object.  Nested objects and
- * arrays come back as jbvBinary values.
- */
-static Member *
-collect_members(Jsonb *obj, int *nmembers)
+/* Index among m[0..n) (in jsonb key order) of the member named s, or -1. */
+static int
+find_member(const Member *m, int n, const char *s, int len)
 {
-	JsonbIterator *it;
-	JsonbValue	v;
-	JsonbIteratorToken tok;
-	int			n = JB_ROOT_COUNT(obj);
-	Member	   *members = palloc(sizeof(Member) * Max(n, 1));
-	int			i = 0;
+	int			lo = 0;
+	int			hi = n - 1;
 
-	it = JsonbIteratorInit(&obj->root);
-	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	while (lo <= hi)
 	{
-		if (tok == WJB_KEY)
+		int			mid = lo + (hi - lo) / 2;
+		int			c = jsonb_key_cmp(m[mid].name, m[mid].namelen, s, len);
+
+		if (c == 0)
+			return mid;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return -1;
+}
+
+/* Whether a member's name is the C string s (of length len). */
+#define NAME_IS(m, s, len) ((m)->namelen == (len) && memcmp((m)->name, (s), (len)) == 0)
+
+/*
+ * Read the top-level members of a jsonb object from its binary form, in
+ * one pass over its entries (keys, then values, as jsonb stores them):
+ * each member's role, its annotation and where the system members are.
+ * The caller has checked that it is an object.
+ */
+static void
+read_members(Jsonb *obj, Members *ms)
+{
+	JsonbContainer *c = &obj->root;
+	/* (stored props that plain SQL made an array or scalar have no members) */
+	int			n = JsonContainerIsObject(c) ? JsonContainerSize(c) : 0;
+	char	   *base = (char *) &c->children[2 * n];
+	uint32		off = 0;
+	Member	   *m = palloc(sizeof(Member) * Max(n, 1));
+
+	ms->m = m;
+	ms->n = n;
+	ms->pk = ms->rk = ms->ts = ms->ts_annotation = -1;
+	ms->added = NULL;
+	ms->nadded = 0;
+
+	for (int i = 0; i < n; i++)
+	{
+		uint32		start = off;
+
+		JBE_ADVANCE_OFFSET(off, c->children[i]);
+		m[i].name = base + start;
+		m[i].namelen = off - start;
+		m[i].annotation = -1;
+		m[i].canon.type = jbvNull;
+		m[i].role = M_PROPERTY;
+		if (is_annotation(m[i].name, m[i].namelen))
 		{
-			Assert(i < n);
-			members[i].name = v.val.string.val;
-			members[i].key = v.val.string.val;
-			members[i].namelen = v.val.string.len;
-			tok = JsonbIteratorNext(&it, &members[i].value, true);
-			Assert(tok == WJB_VALUE);
-			i++;
+			/* the annotated name is shorter, so it comes before */
+			int			p = find_member(m, i, m[i].name, m[i].namelen - ANNOTATION_SUFFIX_LEN);
+
+			m[i].role = M_ANNOTATION;
+			if (p >= 0)
+				m[p].annotation = i;
+			if (NAME_IS(&m[i], "Timestamp" ANNOTATION_SUFFIX, 20))
+				ms->ts_annotation = i;
+		}
+		else if (m[i].namelen >= 6 && memcmp(m[i].name, "odata.", 6) == 0)
+			m[i].role = M_SKIPPED;	/* metadata such as odata.etag */
+		else if (NAME_IS(&m[i], "RowKey", 6))
+			ms->rk = i;
+		else if (NAME_IS(&m[i], "Timestamp", 9))
+			ms->ts = i;
+		else if (NAME_IS(&m[i], "PartitionKey", 12))
+			ms->pk = i;
+	}
+	for (int i = 0; i < n; i++)
+	{
+		JEntry		je = c->children[n + i];
+		uint32		start = off;
+		JsonbValue *v = &m[i].value;
+
+		JBE_ADVANCE_OFFSET(off, je);
+		switch (je & JENTRY_TYPEMASK)
+		{
+			case JENTRY_ISSTRING:
+				v->type = jbvString;
+				v->val.string.val = base + start;
+				v->val.string.len = off - start;
+				break;
+			case JENTRY_ISNUMERIC:
+				v->type = jbvNumeric;
+				v->val.numeric = (Numeric) (base + INTALIGN(start));
+				break;
+			case JENTRY_ISBOOL_FALSE:
+			case JENTRY_ISBOOL_TRUE:
+				v->type = jbvBool;
+				v->val.boolean = ((je & JENTRY_TYPEMASK) == JENTRY_ISBOOL_TRUE);
+				break;
+			case JENTRY_ISNULL:
+				v->type = jbvNull;
+				break;
+			default:
+				/* a nested object or array */
+				v->type = jbvBinary;
+				v->val.binary.data = (JsonbContainer *) (base + INTALIGN(start));
+				v->val.binary.len = off - INTALIGN(start);
+				break;
 		}
 	}
-	*nmembers = i;
-	return members;
+}
+
+/* The annotation member of m, if it has one that is not taken. */
+static Member *
+annotation_of(Members *ms, const Member *m)
+{
+	if (m->annotation < 0 || ms->m[m->annotation].role != M_ANNOTATION)
+		return NULL;
+	return &ms->m[m->annotation];
 }
 
 static void
@@ -240,7 +426,7 @@ invalid_value(const Member *m, TsEdmType type)
 {
 	ts_ereport(ERROR, TS_InvalidInput,
 			   errmsg("invalid %s value \"%s\" for property \"%s\"",
-					  edm_type_names[type], value_text_for_error(&m->value),
+					  edm_types[type].name, value_text_for_error(&m->value),
 					  ts_clip(m->name, m->namelen)));
 }
 
@@ -285,158 +471,69 @@ parse_int64_strict(const char *s, int len, int64 *out)
 }
 
 /*
- * The stored properties as they are built: name and value pairs, added in
- * the caller's key order (which is jsonb's, but for annotations added by the
- * canonical form), then made one jsonb object.  Cheaper than pushJsonbValue,
- * which sorts and de-duplicates every object it finishes: the pairs are
- * sorted only if they are out of order, and they are unique already (the
- * input's keys are, and an annotation is written once, with its property).
+ * Whether text that parse_int64_strict accepted is how INT64_FORMAT writes
+ * its value: no '+', no leading zeros, no "-0".
  */
-typedef struct PropsBuilder
-{
-	JsonbPair  *pairs;
-	int			n;
-	int			cap;
-	bool		value_next;		/* whether the next string is a value */
-} PropsBuilder;
-
-/* Add a key (every other call) or a value. */
-static void
-pb_value(PropsBuilder *st, const JsonbValue *v)
-{
-	if (!st->value_next)
-	{
-		if (st->n == st->cap)
-		{
-			st->cap *= 2;
-			st->pairs = repalloc(st->pairs, sizeof(JsonbPair) * st->cap);
-		}
-		st->pairs[st->n].key = *v;
-		st->pairs[st->n].order = st->n;
-	}
-	else
-		st->pairs[st->n++].value = *v;
-	st->value_next = !st->value_next;
-}
-
-static void
-pb_string(PropsBuilder *st, const char *s, int len)
-{
-	JsonbValue	v;
-
-	v.type = jbvString;
-	v.val.string.val = (char *) s;
-	v.val.string.len = len;
-	pb_value(st, &v);
-}
-
-static void
-pb_cstring(PropsBuilder *st, const char *s)
-{
-	pb_string(st, s, strlen(s));
-}
-
-/* jsonb's order of object keys: shorter first, then bytewise. */
-static int
-pair_cmp(const void *a, const void *b)
-{
-	const JsonbValue *ka = &((const JsonbPair *) a)->key;
-	const JsonbValue *kb = &((const JsonbPair *) b)->key;
-
-	if (ka->val.string.len != kb->val.string.len)
-		return ka->val.string.len < kb->val.string.len ? -1 : 1;
-	return memcmp(ka->val.string.val, kb->val.string.val, ka->val.string.len);
-}
-
-/* Whether pairs[0..n) are in jsonb's key order. */
 static bool
-pairs_sorted(const JsonbPair *pairs, int n)
+int64_text_is_canonical(const char *s, int len)
 {
-	for (int i = 1; i < n; i++)
-		if (pair_cmp(&pairs[i - 1], &pairs[i]) > 0)
-			return false;
-	return true;
+	if (s[0] == '+')
+		return false;
+	if (s[0] == '-')
+		return s[1] != '0';
+	return s[0] != '0' || len == 1;
+}
+
+static void
+set_string(JsonbValue *v, const char *s, int len)
+{
+	v->type = jbvString;
+	v->val.string.val = (char *) s;
+	v->val.string.len = len;
 }
 
 /*
- * The object of the pairs, in jsonb's key order.  The properties come in
- * order, and so do the annotations among themselves (one suffix after names
- * in order), each annotation right after its property: one linear merge of
- * the two runs puts them in order.
- */
-static Jsonb *
-pb_finish(PropsBuilder *st)
-{
-	JsonbValue	obj;
-	JsonbPair  *props = palloc(sizeof(JsonbPair) * Max(st->n, 1));
-	JsonbPair  *anns = palloc(sizeof(JsonbPair) * Max(st->n, 1));
-	int			np = 0;
-	int			na = 0;
-	int			i = 0;
-	int			j = 0;
-	int			k = 0;
-
-	Assert(!st->value_next);
-	for (int p = 0; p < st->n; p++)
-	{
-		if (is_annotation(st->pairs[p].key.val.string.val, st->pairs[p].key.val.string.len))
-			anns[na++] = st->pairs[p];
-		else
-			props[np++] = st->pairs[p];
-	}
-	if (pairs_sorted(props, np) && pairs_sorted(anns, na))
-	{
-		while (i < np || j < na)
-		{
-			if (j == na || (i < np && pair_cmp(&props[i], &anns[j]) < 0))
-				st->pairs[k++] = props[i++];
-			else
-				st->pairs[k++] = anns[j++];
-		}
-	}
-	else
-		qsort(st->pairs, st->n, sizeof(JsonbPair), pair_cmp);
-	for (k = 0; k < st->n; k++)
-		st->pairs[k].order = k;
-	obj.type = jbvObject;
-	obj.val.object.nPairs = st->n;
-	obj.val.object.pairs = st->pairs;
-	return JsonbValueToJsonb(&obj);
-}
-
-/*
- * Push a finite or special double in canonical form; returns whether the
- * JSON form needs the Edm.Double annotation.
+ * Set the canonical form of a finite or special double; returns whether
+ * the JSON form needs the Edm.Double annotation.  given: the text of the
+ * JSON number it came from, if it did: when that is the shortest
+ * round-trip text of d already, the number is stored as given.
  */
 static bool
-push_double(PropsBuilder *st, double d)
+set_double(JsonbValue *out, double d, const JsonbValue *given, const char *given_text)
 {
 	char		buf[DOUBLE_SHORTEST_DECIMAL_LEN];
-	JsonbValue	v;
 
 	if (isnan(d))
 	{
-		pb_cstring(st, "NaN");
+		set_string(out, "NaN", 3);
 		return true;
 	}
 	if (isinf(d))
 	{
-		pb_cstring(st, d > 0 ? "Infinity" : "-Infinity");
+		if (d > 0)
+			set_string(out, "Infinity", 8);
+		else
+			set_string(out, "-Infinity", 9);
 		return true;
 	}
 	if (d == 0 && signbit(d))
 	{
-		pb_cstring(st, "-0");
+		set_string(out, "-0", 2);
 		return true;
 	}
 	double_to_shortest_decimal_buf(d, buf);
-	v.type = jbvNumeric;
-	v.val.numeric = DatumGetNumeric(DirectFunctionCall3(numeric_in, CStringGetDatum(buf),
-														ObjectIdGetDatum(InvalidOid),
-														Int32GetDatum(-1)));
-	pb_value(st, &v);
+	if (given_text != NULL && strcmp(buf, given_text) == 0)
+	{
+		/* numeric_in of buf would give the number as given */
+		*out = *given;
+		return strchr(given_text, '.') == NULL;
+	}
+	out->type = jbvNumeric;
+	out->val.numeric = DatumGetNumeric(DirectFunctionCall3(numeric_in, CStringGetDatum(buf),
+														   ObjectIdGetDatum(InvalidOid),
+														   Int32GetDatum(-1)));
 	/* numeric_out shows a '.' exactly when the value has a fraction */
-	return strchr(numeric_text(&v), '.') == NULL;
+	return strchr(numeric_text(out), '.') == NULL;
 }
 
 /*
@@ -475,17 +572,18 @@ is_decimal_lexical(const char *s)
 }
 
 /*
- * Parse a Double given as JSON: a number, or (annotated) a string holding a
- * number or NaN/Infinity/-Infinity.
+ * Parse a Double given as JSON: a number (whose numeric_out text is
+ * number_text), or (annotated) a string holding a number or
+ * NaN/Infinity/-Infinity.
  */
 static bool
-parse_double_value(const JsonbValue *v, double *d)
+parse_double_value(const JsonbValue *v, char *number_text, double *d)
 {
 	char	   *s;
 	char	   *end;
 
 	if (v->type == jbvNumeric)
-		s = numeric_text(v);
+		s = number_text;
 	else if (v->type == jbvString)
 	{
 		s = pnstrdup(v->val.string.val, v->val.string.len);
@@ -515,6 +613,59 @@ parse_double_value(const JsonbValue *v, double *d)
 	if (*end != '\0' || isnan(*d) || isinf(*d))
 		return false;			/* overflow or trailing junk */
 	return true;
+}
+
+/*
+ * Whether the text of a JSON number (numeric_out's: [-]digits[.digits]) is
+ * already what double_to_shortest_decimal_buf writes for the double nearest
+ * to it, so that the number is stored as given without converting it to a
+ * double and back.  That holds for at most 15 significant digits (DBL_DIG:
+ * the double nearest to such a decimal has it as its only decimal of 15 or
+ * fewer digits, so as its shortest), no trailing zero in the fraction
+ * (which the shortest text never has), and a magnitude in [1e-4, 1e15),
+ * where that function writes fixed-point, not exponent, notation.  Other
+ * numbers take the general path.  *point: whether the text has a '.'.
+ */
+static bool
+double_text_is_shortest(const char *s, bool *point)
+{
+	const char *digits;
+	int			intlen;
+	int			sig;
+
+	*point = false;
+	if (*s == '-')
+		s++;
+	digits = s;
+	while (*s >= '0' && *s <= '9')
+		s++;
+	intlen = s - digits;
+	if (intlen == 0 || intlen > 15 || (digits[0] == '0' && intlen > 1))
+		return false;
+	sig = (digits[0] == '0') ? 0 : intlen;
+	if (*s == '.')
+	{
+		const char *frac = ++s;
+		int			zeros = 0;
+
+		*point = true;
+		while (*s >= '0' && *s <= '9')
+			s++;
+		if (s == frac || s[-1] == '0')
+			return false;		/* no digits, or a trailing zero */
+		if (sig == 0)
+		{
+			/* 0.000ddd: below 1e-4 with a fourth zero */
+			while (frac[zeros] == '0')
+				zeros++;
+			if (zeros > 3)
+				return false;
+		}
+		sig += (s - frac) - zeros;
+	}
+	else if (sig == 0)
+		return false;			/* zero */
+	return *s == '\0' && sig <= 15;
 }
 
 /*
@@ -548,6 +699,20 @@ static bool
 numeric_has_fraction(const JsonbValue *v)
 {
 	return DatumGetInt32(DirectFunctionCall1(numeric_scale, NumericGetDatum(v->val.numeric))) > 0;
+}
+
+/*
+ * Whether DateTime text that ts_parse_datetime accepted is what
+ * edm_format_datetime writes for its value: 'T' and 'Z' in upper case, and
+ * a fraction, if any, without trailing zeros (the other fields have a fixed
+ * number of digits either way).
+ */
+static bool
+datetime_is_canonical(const char *s, int len)
+{
+	if (s[10] != 'T' || s[len - 1] != 'Z')
+		return false;
+	return len == 20 || (s[19] == '.' && s[len - 2] != '0');
 }
 
 /*
@@ -589,15 +754,41 @@ base64_is_canonical(const char *s, int len)
 }
 
 /*
- * Check one property's value against its type and push its canonical name,
- * value and annotation.  Returns the value's size by the service's formula.
+ * Annotate property m of type in the stored form: its own annotation
+ * member if the caller gave one, else an added one.
+ */
+static void
+annotate(Members *ms, Member *m, Member *annotation, TsEdmType type)
+{
+	JsonbPair  *pair;
+
+	if (annotation != NULL)
+	{
+		set_string(&annotation->canon, edm_types[type].name, edm_types[type].len);
+		return;
+	}
+	/* properties come in key order, and so do their annotations */
+	if (ms->added == NULL)
+		ms->added = palloc(sizeof(JsonbPair) * ms->n);
+	pair = &ms->added[ms->nadded++];
+	set_string(&pair->key, psprintf("%.*s%s", m->namelen, m->name, ANNOTATION_SUFFIX),
+			   m->namelen + ANNOTATION_SUFFIX_LEN);
+	set_string(&pair->value, edm_types[type].name, edm_types[type].len);
+}
+
+/*
+ * Check one property's value against its type and set its canonical value
+ * (m->canon) and annotation.  A value already in canonical form is kept as
+ * it is, pointing into the input.  Returns the value's size by the
+ * service's formula.
  */
 static int64
-push_property(PropsBuilder *st, const Member *m, const Member *annotation)
+canonicalize_property(Members *ms, Member *m)
 {
 	const JsonbValue *v = &m->value;
+	Member	   *annotation = annotation_of(ms, m);
 	TsEdmType	type;
-	bool		annotate = false;
+	bool		needs_annotation = false;
 	int64		len = 0;
 
 	if (v->type == jbvBinary)
@@ -615,11 +806,11 @@ push_property(PropsBuilder *st, const Member *m, const Member *annotation)
 		if (a->type != jbvString)
 			ts_ereport(ERROR, TS_InvalidInput,
 					   errmsg("annotation \"%s\" is not a string", ts_clip(annotation->name, annotation->namelen)));
-		for (t = 0; t < (int) lengthof(edm_type_names); t++)
-			if ((int) strlen(edm_type_names[t]) == a->val.string.len &&
-				memcmp(edm_type_names[t], a->val.string.val, a->val.string.len) == 0)
+		for (t = 0; t < (int) lengthof(edm_types); t++)
+			if (edm_types[t].len == a->val.string.len &&
+				memcmp(edm_types[t].name, a->val.string.val, a->val.string.len) == 0)
 				break;
-		if (t == (int) lengthof(edm_type_names))
+		if (t == (int) lengthof(edm_types))
 			ts_ereport(ERROR, TS_InvalidInput,
 					   errmsg("unrecognized type \"%s\" for property \"%s\"",
 							  ts_clip(a->val.string.val, a->val.string.len), ts_clip(m->name, m->namelen)),
@@ -636,8 +827,6 @@ push_property(PropsBuilder *st, const Member *m, const Member *annotation)
 		type = numeric_has_fraction(v) ? EDM_DOUBLE : EDM_INT32;
 	}
 
-	pb_string(st, m->name, m->namelen);
-
 	switch (type)
 	{
 		case EDM_STRING:
@@ -648,48 +837,61 @@ push_property(PropsBuilder *st, const Member *m, const Member *annotation)
 				ts_ereport(ERROR, TS_PropertyValueTooLarge,
 						   errmsg("value of property \"%s\" is longer than %d UTF-16 code units",
 								  ts_clip(m->name, m->namelen), TS_MAX_STRING_UTF16));
-			pb_value(st, (JsonbValue *) v);
+			m->canon = *v;
 			break;
 
 		case EDM_INT32:
 		case EDM_INT64:
 			{
-				char	   *txt;
+				const char *txt;
+				int			txtlen;
 				int64		i;
-				JsonbValue	out;
 
 				if (v->type == jbvNumeric && type == EDM_INT32)
 				{
 					/* an integral number in range is stored as it is */
 					bool		error = false;
 
-					if (numeric_has_fraction(v))
+					/* (an inferred Int32 has no fraction: that made it one) */
+					if (annotation != NULL && numeric_has_fraction(v))
 						invalid_value(m, type);
 					(void) numeric_int4_opt_error(v->val.numeric, &error);
 					if (error)
 						invalid_value(m, type);
-					pb_value(st, (JsonbValue *) v);
+					m->canon = *v;
 					break;
 				}
 				if (v->type == jbvNumeric)
+				{
 					txt = numeric_text(v);
+					txtlen = strlen(txt);
+				}
 				else if (v->type == jbvString)
-					txt = pnstrdup(v->val.string.val, v->val.string.len);
+				{
+					txt = v->val.string.val;
+					txtlen = v->val.string.len;
+				}
 				else
 					invalid_value(m, type);
-				if (!parse_int64_strict(txt, strlen(txt), &i) ||
+				if (!parse_int64_strict(txt, txtlen, &i) ||
 					(type == EDM_INT32 && (i < PG_INT32_MIN || i > PG_INT32_MAX)))
 					invalid_value(m, type);
 				if (type == EDM_INT32)
 				{
-					out.type = jbvNumeric;
-					out.val.numeric = int64_to_numeric(i);
-					pb_value(st, &out);
+					m->canon.type = jbvNumeric;
+					m->canon.val.numeric = int64_to_numeric(i);
 				}
 				else
 				{
-					pb_cstring(st, psprintf(INT64_FORMAT, i));
-					annotate = true;
+					if (v->type == jbvString && int64_text_is_canonical(txt, txtlen))
+						m->canon = *v;
+					else
+					{
+						char	   *s = psprintf(INT64_FORMAT, i);
+
+						set_string(&m->canon, s, strlen(s));
+					}
+					needs_annotation = true;
 				}
 				break;
 			}
@@ -697,28 +899,50 @@ push_property(PropsBuilder *st, const Member *m, const Member *annotation)
 		case EDM_DOUBLE:
 			{
 				double		d;
+				char	   *text = NULL;
+				bool		point;
 
-				if (!parse_double_value(v, &d))
+				if (v->type == jbvNumeric)
+				{
+					text = numeric_text(v);
+					if (double_text_is_shortest(text, &point))
+					{
+						/* stored as given; annotated if it shows no point */
+						m->canon = *v;
+						needs_annotation = !point;
+						break;
+					}
+				}
+				if (!parse_double_value(v, text, &d))
 					invalid_value(m, type);
-				annotate = push_double(st, d);
+				needs_annotation = set_double(&m->canon, d, v, text);
 				break;
 			}
 
 		case EDM_BOOLEAN:
 			if (v->type != jbvBool)
 				invalid_value(m, type);
-			pb_value(st, (JsonbValue *) v);
+			m->canon = *v;
 			break;
 
 		case EDM_DATETIME:
 			{
 				int64		ticks;
+				char		buf[EDM_DATETIME_BUFLEN];
+				int			buflen;
 
 				if (v->type != jbvString ||
 					!ts_parse_datetime(v->val.string.val, v->val.string.len, &ticks))
 					invalid_value(m, type);
-				pb_cstring(st, ts_format_datetime(ticks));
-				annotate = true;
+				if (datetime_is_canonical(v->val.string.val, v->val.string.len))
+					m->canon = *v;
+				else
+				{
+					edm_format_datetime(ticks, buf);
+					buflen = strlen(buf);
+					set_string(&m->canon, pnstrdup(buf, buflen), buflen);
+				}
+				needs_annotation = true;
 				break;
 			}
 
@@ -730,19 +954,20 @@ push_property(PropsBuilder *st, const Member *m, const Member *annotation)
 					!ts_parse_guid(v->val.string.val, v->val.string.len, g))
 					invalid_value(m, type);
 				if (guid_is_canonical(v->val.string.val, v->val.string.len))
-					pb_value(st, (JsonbValue *) v);
+					m->canon = *v;
 				else
-					pb_cstring(st, ts_format_guid(g));
-				annotate = true;
+				{
+					char	   *s = ts_format_guid(g);
+
+					set_string(&m->canon, s, strlen(s));
+				}
+				needs_annotation = true;
 				break;
 			}
 
 		case EDM_BINARY:
 			{
 				int			nbytes;
-				char	   *raw;
-				char	   *enc;
-				int			enclen;
 
 				if (v->type != jbvString ||
 					!ts_check_base64(v->val.string.val, v->val.string.len, &nbytes))
@@ -752,100 +977,81 @@ push_property(PropsBuilder *st, const Member *m, const Member *annotation)
 							   errmsg("value of property \"%s\" is longer than %d bytes",
 									  ts_clip(m->name, m->namelen), TS_MAX_BINARY_BYTES));
 				if (base64_is_canonical(v->val.string.val, v->val.string.len))
-					pb_value(st, (JsonbValue *) v);
+					m->canon = *v;
 				else
 				{
 					/* decode and encode again, so that the stored form is canonical */
-					raw = palloc(pg_b64_dec_len(v->val.string.len) + 1);
+					char	   *raw = palloc(pg_b64_dec_len(v->val.string.len) + 1);
+					char	   *enc;
+					int			enclen;
+
 					nbytes = pg_b64_decode(v->val.string.val, v->val.string.len, raw,
 										   pg_b64_dec_len(v->val.string.len));
 					if (nbytes < 0)
 						invalid_value(m, type);
 					enc = palloc(pg_b64_enc_len(nbytes) + 1);
 					enclen = pg_b64_encode(raw, nbytes, enc, pg_b64_enc_len(nbytes));
-					pb_string(st, enc, enclen);
+					set_string(&m->canon, enc, enclen);
 				}
 				len = nbytes;
-				annotate = true;
+				needs_annotation = true;
 				break;
 			}
 	}
 
-	if (annotate)
-	{
-		pb_cstring(st, psprintf("%.*s%s", m->namelen, m->name, ANNOTATION_SUFFIX));
-		pb_cstring(st, edm_type_names[type]);
-	}
+	if (needs_annotation)
+		annotate(ms, m, annotation, type);
 
 	return value_size(type, len);
 }
 
 /*
- * Check the name of a custom property.
+ * Check the name of a custom property; returns its length in UTF-16 code
+ * units.  A name of ASCII letters, digits and '_' is checked in one pass.
  */
-static void
+static int
 check_property_name(const Member *m)
 {
-	if (ts_utf16_length(m->name, m->namelen) > TS_MAX_NAME_CHARS)
+	const unsigned char *s = (const unsigned char *) m->name;
+	int			len = m->namelen;
+	int			i;
+	int			units;
+
+	bool		plain = false;	/* ASCII letters, digits and '_', not a digit first */
+
+	if (len > 0 && (((s[0] | 0x20) >= 'a' && (s[0] | 0x20) <= 'z') || s[0] == '_'))
+	{
+		for (i = 1; i < len; i++)
+		{
+			unsigned char b = s[i];
+
+			if (!(((b | 0x20) >= 'a' && (b | 0x20) <= 'z') || b == '_' || (b >= '0' && b <= '9')))
+				break;
+		}
+		plain = (i == len);
+	}
+	units = plain ? len : ts_utf16_length(m->name, len);
+	if (units > TS_MAX_NAME_CHARS)
 		ts_ereport(ERROR, TS_PropertyNameTooLong,
 				   errmsg("property name \"%.*s...\" is longer than %d characters",
 						  pg_mbcliplen(m->name, m->namelen, 40), m->name, TS_MAX_NAME_CHARS));
-	if (!ts_is_valid_property_name(m->name, m->namelen))
+	if (!plain && !ts_is_valid_property_name(m->name, m->namelen))
 		ts_ereport(ERROR, TS_PropertyNameInvalid,
 				   errmsg("property name \"%s\" is invalid", ts_clip(m->name, m->namelen)),
 				   errhint("A property name starts with a letter or underscore, followed by letters, digits or underscores."));
+	return units;
 }
 
 static void check_limits(int nprops, int64 size);
 
 /*
- * Find the annotation member of property m, if any.
+ * Check and canonicalize the custom properties among the members (keys,
+ * Timestamp and their annotations already marked M_SKIPPED); returns the
+ * property count and their share of the entity size.
  */
-static const Member *
-find_annotation(const Member *members, int n, const Member *m)
+static void
+canonical_properties(Members *ms, int *nprops, int64 *size)
 {
-	int			len = m->namelen + (int) ANNOTATION_SUFFIX_LEN;
-	int			lo = 0;
-	int			hi = n - 1;
-
-	/*
-	 * A binary search: members come in jsonb's key order, shorter names
-	 * first, then bytewise (a linear search made validation quadratic in
-	 * the number of members).
-	 */
-	while (lo <= hi)
-	{
-		int			mid = lo + (hi - lo) / 2;
-		const Member *a = &members[mid];
-		int			c;
-
-		if (a->namelen != len)
-			c = a->namelen < len ? -1 : 1;
-		else
-		{
-			c = memcmp(a->key, m->key, m->namelen);
-			if (c == 0)
-				c = memcmp(a->key + m->namelen, ANNOTATION_SUFFIX, ANNOTATION_SUFFIX_LEN);
-		}
-		if (c == 0)
-			return a->name != NULL ? a : NULL;
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid - 1;
-	}
-	return NULL;
-}
-
-/*
- * Check and canonicalize the custom properties among members; the key and
- * system members must already be marked as handled (name == NULL).
- * Returns the canonical jsonb, with the property count and size.
- */
-static Jsonb *
-canonical_properties(Member *members, int n, int *nprops, int64 *size)
-{
-	PropsBuilder st = {0};
 	int			count = 0;
 	int64		total = 0;
 
@@ -853,53 +1059,156 @@ canonical_properties(Member *members, int n, int *nprops, int64 *size)
 	 * Count the properties first, so that an entity with far too many is
 	 * refused before any work per property.
 	 */
-	for (int i = 0; i < n; i++)
-	{
-		Member	   *m = &members[i];
-
-		if (m->name == NULL || is_annotation(m->name, m->namelen) || m->value.type == jbvNull ||
-			(m->namelen >= 6 && memcmp(m->name, "odata.", 6) == 0))
-			continue;
-		count++;
-	}
+	for (int i = 0; i < ms->n; i++)
+		if (ms->m[i].role == M_PROPERTY && ms->m[i].value.type != jbvNull)
+			count++;
 	if (count > TS_MAX_PROPERTIES)
 		check_limits(count, 0);
 	count = 0;
 
-	st.cap = 2 * n + 2;
-	st.pairs = palloc(sizeof(JsonbPair) * st.cap);
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < ms->n; i++)
 	{
-		Member	   *m = &members[i];
+		Member	   *m = &ms->m[i];
+		int			nameunits;
 
+		if (m->role != M_PROPERTY)
+			continue;
 		CHECK_FOR_INTERRUPTS();
-		if (m->name == NULL || is_annotation(m->name, m->namelen))
-			continue;
-		/* metadata such as odata.etag or odata.metadata is not a property */
-		if (m->namelen >= 6 && memcmp(m->name, "odata.", 6) == 0)
-			continue;
-		check_property_name(m);
+		nameunits = check_property_name(m);
 		if (m->value.type == jbvNull)
 			continue;			/* null means absent */
-		total += 8 + 2 * ts_utf16_length(m->name, m->namelen) +
-			push_property(&st, m, find_annotation(members, n, m));
+		total += 8 + 2 * nameunits + canonicalize_property(ms, m);
 		count++;
 	}
 
 	/* An annotation must be well-formed even when its property is absent. */
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < ms->n; i++)
 	{
-		Member	   *a = &members[i];
+		Member	   *a = &ms->m[i];
 
-		if (a->name != NULL && is_annotation(a->name, a->namelen) &&
-			a->value.type != jbvString)
+		if (a->role == M_ANNOTATION && a->value.type != jbvString)
 			ts_ereport(ERROR, TS_InvalidInput,
 					   errmsg("annotation \"%s\" is not a string", ts_clip(a->name, a->namelen)));
 	}
 
 	*nprops = count;
 	*size = total;
-	return pb_finish(&st);
+}
+
+/*
+ * The jsonb object of pairs (keys unique and in jsonb's order, values
+ * strings, numbers or Booleans), written straight into jsonb's binary form
+ * as JsonbValueToJsonb would write it, with one allocation of the exact
+ * size: keys, then values, every JB_OFFSET_STRIDE'th entry an offset,
+ * numbers aligned.
+ */
+static Jsonb *
+flat_object_jsonb(const JsonbPair *pairs, int n)
+{
+	Size		datalen = 0;
+	Jsonb	   *jb;
+	JEntry	   *entries;
+	char	   *base;
+	char	   *p;
+
+	for (int i = 0; i < n; i++)
+	{
+		datalen += pairs[i].key.val.string.len;
+		if (pairs[i].value.type == jbvString)
+			datalen += pairs[i].value.val.string.len;
+		else if (pairs[i].value.type == jbvNumeric)
+			datalen += VARSIZE_ANY(pairs[i].value.val.numeric) + sizeof(int32) - 1;
+	}
+	if (datalen > JENTRY_OFFLENMASK)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("total size of jsonb object elements exceeds the maximum of %u bytes",
+						JENTRY_OFFLENMASK)));
+	jb = palloc(VARHDRSZ + sizeof(uint32) + 2 * n * sizeof(JEntry) + datalen);
+	jb->root.header = (uint32) n | JB_FOBJECT;
+	entries = jb->root.children;
+	base = p = (char *) &entries[2 * n];
+
+	for (int i = 0; i < n; i++)
+	{
+		const JsonbValue *k = &pairs[i].key;
+		JEntry		meta;
+
+		memcpy(p, k->val.string.val, k->val.string.len);
+		p += k->val.string.len;
+		meta = JENTRY_ISSTRING | k->val.string.len;
+		if (i % JB_OFFSET_STRIDE == 0)
+			meta = JENTRY_ISSTRING | (uint32) (p - base) | JENTRY_HAS_OFF;
+		entries[i] = meta;
+	}
+	for (int i = 0; i < n; i++)
+	{
+		const JsonbValue *v = &pairs[i].value;
+		JEntry		meta;
+
+		switch (v->type)
+		{
+			case jbvString:
+				memcpy(p, v->val.string.val, v->val.string.len);
+				p += v->val.string.len;
+				meta = JENTRY_ISSTRING | v->val.string.len;
+				break;
+			case jbvNumeric:
+				{
+					/* aligned from the start of the datum, as jsonb pads */
+					int			at = p - (char *) jb;
+					int			pad = INTALIGN(at) - at;
+					int			numlen = VARSIZE_ANY(v->val.numeric);
+
+					memset(p, 0, pad);
+					memcpy(p + pad, v->val.numeric, numlen);
+					p += pad + numlen;
+					meta = JENTRY_ISNUMERIC | (pad + numlen);
+					break;
+				}
+			case jbvBool:
+				meta = v->val.boolean ? JENTRY_ISBOOL_TRUE : JENTRY_ISBOOL_FALSE;
+				break;
+			default:
+				elog(ERROR, "unexpected jsonb value type %d in a stored property", (int) v->type);
+				meta = 0;		/* keep the compiler quiet */
+		}
+		if ((i + n) % JB_OFFSET_STRIDE == 0)
+			meta = (meta & JENTRY_TYPEMASK) | (uint32) (p - base) | JENTRY_HAS_OFF;
+		entries[n + i] = meta;
+	}
+	SET_VARSIZE(jb, p - (char *) jb);
+	return jb;
+}
+
+/*
+ * The stored properties: the canonical values and annotations of the
+ * members, which come in key order, merged with the added annotations,
+ * which do too.
+ */
+static Jsonb *
+stored_properties(Members *ms)
+{
+	JsonbPair  *pairs = palloc(sizeof(JsonbPair) * (ms->n + ms->nadded + 1));
+	int			n = 0;
+	int			j = 0;
+
+	for (int i = 0; i < ms->n; i++)
+	{
+		Member	   *m = &ms->m[i];
+
+		if (m->role == M_SKIPPED || m->canon.type == jbvNull)
+			continue;
+		while (j < ms->nadded &&
+			   jsonb_key_cmp(ms->added[j].key.val.string.val, ms->added[j].key.val.string.len,
+							 m->name, m->namelen) < 0)
+			pairs[n++] = ms->added[j++];
+		set_string(&pairs[n].key, m->name, m->namelen);
+		pairs[n++].value = m->canon;
+	}
+	while (j < ms->nadded)
+		pairs[n++] = ms->added[j++];
+	return flat_object_jsonb(pairs, n);
 }
 
 /*
@@ -920,83 +1229,66 @@ check_limits(int nprops, int64 size)
 }
 
 /*
- * Take one key member out of the entity, checking it.
+ * Take the key member at index i (-1: absent) out of the entity, checking
+ * it; *units: its length in UTF-16 code units.
  */
 static text *
-take_key(Member *members, int n, const char *keyname)
+take_key(Members *ms, int i, const char *keyname, int *units)
 {
-	for (int i = 0; i < n; i++)
-	{
-		Member	   *m = &members[i];
+	Member	   *m;
+	Member	   *a;
 
-		if (m->name == NULL)
-			continue;
-		if (name_is(m, keyname))
-		{
-			const Member *a = find_annotation(members, n, m);
-
-			if (m->value.type == jbvNull)
-				break;
-			if (m->value.type != jbvString ||
-				(a != NULL && (a->value.type != jbvString || a->value.val.string.len != 10 ||
-							   memcmp(a->value.val.string.val, "Edm.String", 10) != 0)))
-				ts_ereport(ERROR, TS_InvalidInput,
-						   errmsg("%s must be a string", keyname));
-			ts_validate_key(keyname, m->value.val.string.val, m->value.val.string.len);
-			m->name = NULL;
-			if (a != NULL)
-				((Member *) a)->name = NULL;
-			return cstring_to_text_with_len(m->value.val.string.val, m->value.val.string.len);
-		}
-	}
-	ts_ereport(ERROR, TS_PropertiesNeedValue,
-			   errmsg("%s is missing or null", keyname),
-			   errhint("Every entity needs a string PartitionKey and RowKey; the empty string is allowed."));
-	return NULL;				/* keep the compiler quiet */
-}
-
-/*
- * Drop the Timestamp member and its annotation: the server sets Timestamp.
- */
-static void
-drop_timestamp(Member *members, int n)
-{
-	for (int i = 0; i < n; i++)
-	{
-		if (members[i].name == NULL)
-			continue;
-		if (name_is(&members[i], "Timestamp") ||
-			name_is(&members[i], "Timestamp" ANNOTATION_SUFFIX))
-			members[i].name = NULL;
-	}
+	if (i < 0 || ms->m[i].value.type == jbvNull)
+		ts_ereport(ERROR, TS_PropertiesNeedValue,
+				   errmsg("%s is missing or null", keyname),
+				   errhint("Every entity needs a string PartitionKey and RowKey; the empty string is allowed."));
+	m = &ms->m[i];
+	a = annotation_of(ms, m);
+	if (m->value.type != jbvString ||
+		(a != NULL && (a->value.type != jbvString || a->value.val.string.len != 10 ||
+					   memcmp(a->value.val.string.val, "Edm.String", 10) != 0)))
+		ts_ereport(ERROR, TS_InvalidInput,
+				   errmsg("%s must be a string", keyname));
+	*units = validate_key(keyname, m->value.val.string.val, m->value.val.string.len);
+	m->role = M_SKIPPED;
+	if (a != NULL)
+		a->role = M_SKIPPED;
+	return cstring_to_text_with_len(m->value.val.string.val, m->value.val.string.len);
 }
 
 /*
  * ts_entity_from_json: validate a caller's entity and bring it into the
  * stored form.
+ *
+ * One pass over the jsonb's binary form reads the members; each property
+ * is checked and, if already canonical (the common case), kept as given;
+ * the stored form is then written directly.
  */
 TsEntity *
 ts_entity_from_json(Jsonb *entity)
 {
 	TsEntity   *e = palloc0(sizeof(TsEntity));
-	Member	   *members;
-	int			n;
-	int64		keysize;
+	Members		ms;
+	int			pkunits;
+	int			rkunits;
 
 	if (!JB_ROOT_IS_OBJECT(entity) || JB_ROOT_IS_SCALAR(entity))
 		ts_ereport(ERROR, TS_InvalidInput,
 				   errmsg("entity must be a JSON object"));
 
-	members = collect_members(entity, &n);
-	e->partition_key = take_key(members, n, "PartitionKey");
-	e->row_key = take_key(members, n, "RowKey");
-	drop_timestamp(members, n);
+	read_members(entity, &ms);
+	e->partition_key = take_key(&ms, ms.pk, "PartitionKey", &pkunits);
+	e->row_key = take_key(&ms, ms.rk, "RowKey", &rkunits);
+	/* the server sets Timestamp */
+	if (ms.ts >= 0)
+		ms.m[ms.ts].role = M_SKIPPED;
+	if (ms.ts_annotation >= 0)
+		ms.m[ms.ts_annotation].role = M_SKIPPED;
 
-	e->props = canonical_properties(members, n, &e->nprops, &e->size);
-	keysize = 4 + 2 * (ts_utf16_length(VARDATA_ANY(e->partition_key), VARSIZE_ANY_EXHDR(e->partition_key)) +
-					   ts_utf16_length(VARDATA_ANY(e->row_key), VARSIZE_ANY_EXHDR(e->row_key)));
-	e->size += keysize;
+	canonical_properties(&ms, &e->nprops, &e->size);
+	e->size += 4 + 2 * (pkunits + rkunits);
 	check_limits(e->nprops, e->size);
+	e->props = stored_properties(&ms);
 	return e;
 }
 
@@ -1008,15 +1300,15 @@ TsEntity *
 ts_entity_keys_from_json(Jsonb *entity)
 {
 	TsEntity   *e = palloc0(sizeof(TsEntity));
-	Member	   *members;
-	int			n;
+	Members		ms;
+	int			units;
 
 	if (!JB_ROOT_IS_OBJECT(entity) || JB_ROOT_IS_SCALAR(entity))
 		ts_ereport(ERROR, TS_InvalidInput,
 				   errmsg("entity must be a JSON object"));
-	members = collect_members(entity, &n);
-	e->partition_key = take_key(members, n, "PartitionKey");
-	e->row_key = take_key(members, n, "RowKey");
+	read_members(entity, &ms);
+	e->partition_key = take_key(&ms, ms.pk, "PartitionKey", &units);
+	e->row_key = take_key(&ms, ms.rk, "RowKey", &units);
 	return e;
 }
 
@@ -1027,13 +1319,12 @@ ts_entity_keys_from_json(Jsonb *entity)
 void
 ts_entity_check_limits(Jsonb *props, int64 key_size)
 {
-	Member	   *members;
-	int			n;
+	Members		ms;
 	int			nprops;
 	int64		size;
 
-	members = collect_members(props, &n);
-	(void) canonical_properties(members, n, &nprops, &size);
+	read_members(props, &ms);
+	canonical_properties(&ms, &nprops, &size);
 	check_limits(nprops, size + key_size);
 }
 
@@ -1123,15 +1414,6 @@ Jsonb *
 ts_entity_output(text *pk, text *rk, TimestampTz ts, Jsonb *props, const char *select_list)
 {
 	return ts_entity_output_list(pk, rk, ts, props, select_list == NULL, ts_parse_select_list(select_list));
-}
-
-/* Order of keys in a jsonb object: shorter first, then bytewise. */
-static int
-jsonb_key_cmp(const char *a, int alen, const char *b, int blen)
-{
-	if (alen != blen)
-		return alen < blen ? -1 : 1;
-	return memcmp(a, b, alen);
 }
 
 static void

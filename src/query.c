@@ -818,6 +818,10 @@ page_shutdown(Datum arg)
  * NULL), then, if the query goes on, one row with entity NULL and the
  * continuation.  The same page as query_entities_page_json, without any
  * value the size of the page: memory stays that of one entity.
+ *
+ * tablestore._query_page_keyed, with the same arguments, adds the columns
+ * partition_key and row_key: each entity's keys, which a scale-out router
+ * merges pages by, so that it need not parse the entity to find them.
  */
 TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(query_page_rows);
 
@@ -828,8 +832,8 @@ query_page_rows(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	PageScan   *ps;
 	ScanEntity	e;
-	Datum		values[3];
-	bool		nulls[3] = {false, true, true};
+	Datum		values[5];
+	bool		nulls[5] = {false, true, true, true, true};
 
 	if (SRF_IS_FIRSTCALL())
 	{
@@ -880,6 +884,13 @@ query_page_rows(PG_FUNCTION_ARGS)
 			SRF_RETURN_NEXT(funcctx, HeapTupleGetDatum(heap_form_tuple(ps->desc, values, nulls)));
 		}
 		values[0] = query_output_json(ps->qs, &e);
+		if (ps->desc->natts == 5)
+		{
+			/* _query_page_keyed: each entity's keys too, for a router's merge */
+			values[3] = PointerGetDatum(copy_text(e.pk));
+			values[4] = PointerGetDatum(copy_text(e.rk));
+			nulls[3] = nulls[4] = false;
+		}
 		ps->returned++;
 		ps->bytes += VARSIZE(DatumGetPointer(values[0]));
 		SRF_RETURN_NEXT(funcctx, HeapTupleGetDatum(heap_form_tuple(ps->desc, values, nulls)));

@@ -22,10 +22,12 @@
  *
  * Moving partitions between nodes: every routed call holds a share lock on
  * its partition (an advisory lock (0x74737270, partition), transaction
- * scope; a query on every node holds them all) while it runs, and a mover
- * holds pg_advisory_lock(1953722992, partition) while it copies the
- * partition and switches the foreign server's option: calls on the
- * partitions being moved wait, the others go on.  After the wait the call
+ * scope; a call on every node holds the one of "all partitions",
+ * (0x74737270, -1)) while it runs, and a mover holds
+ * pg_advisory_lock(1953722992, partition) and pg_advisory_lock(1953722992,
+ * -1) while it copies the partition and switches the foreign server's
+ * option: calls on the partitions being moved, and calls on every node,
+ * wait; the others go on.  After the wait the call
  * reads the new configuration (AcceptInvalidationMessages), so it runs on
  * the partition's new node.
  *
@@ -237,16 +239,8 @@ lock_partition(int part)
 static void
 lock_partitions(int part)
 {
-	if (part >= 0)
-		lock_partition(part);
-	else
-	{
-		int			n = cluster_shape(NULL);
-		int			i;
-
-		for (i = 0; i < n; i++)
-			lock_partition(i);
-	}
+	/* a call on every node: the lock of "all partitions", (key, -1) */
+	lock_partition(part >= 0 ? part : -1);
 	AcceptInvalidationMessages();
 }
 

@@ -11,9 +11,11 @@
 # and ALTER SERVER tablestore_cluster on the router (a superuser, say).
 #
 # For each partition, in one router session:
-#   1. take pg_advisory_lock(1953722992, partition): every routed call on the
-#      partition (and every query on all nodes) waits from now on; calls in
-#      flight finish first.  Other partitions go on as before.
+#   1. take pg_advisory_lock(1953722992, partition) and the lock of "all
+#      partitions", pg_advisory_lock(1953722992, -1): every routed call on
+#      the partition, and every call on all nodes (queries without a
+#      PartitionKey, table operations), waits from now on; calls in flight
+#      finish first.  Calls on other partitions go on as before.
 #   2. copy the partition's entities (pk, rk, ts, props: ETags and
 #      Timestamps unchanged) of every table from its node to TARGET, after
 #      removing what an earlier, interrupted move left there, and compare
@@ -111,8 +113,9 @@ for p in $PARTS; do
 	# (MOVE_HOLD: seconds to hold it after the copy, for tests)
 	psql -X -q -v ON_ERROR_STOP=1 -d "$ROUTER" >/dev/null <<SQL
 SELECT pg_advisory_lock($LOCK_KEY, $p);
+SELECT pg_advisory_lock($LOCK_KEY, -1);
 \\! bash "$0" --inner "$ROUTER" "$TARGET" $p >&2
-SELECT pg_advisory_unlock($LOCK_KEY, $p);
+SELECT pg_advisory_unlock_all();
 SQL
 	node=$(rq -c "SELECT node FROM tablestore_router.partitions() WHERE partition = $p")
 	if [ "$node" != "$TARGET" ]; then

@@ -17,10 +17,16 @@ echo "== the cluster: partitions and their nodes"
 psql -X -d tablestore -c "SELECT node, count(*) AS partitions, string_agg(partition::text, ' ' ORDER BY partition) FROM tablestore_router.partitions() GROUP BY node ORDER BY node"
 echo "== running the employee demo (tools/demo.sql) through the router"
 psql -X -d tablestore -e -f tools/demo.sql
-echo "== where the demo's entities are"
+echo "== twelve more departments, and where each department's entities are"
+psql -X -q -d tablestore -c "SELECT count(tablestore.insert_or_replace_entity('Employees',
+	jsonb_build_object('PartitionKey', 'Dept' || lpad(d::text, 2, '0'), 'RowKey', lpad(e::text, 5, '0'), 'Age', 20 + e)))
+	FROM generate_series(1, 12) d, generate_series(1, 10) e" >/dev/null
 for d in "$DIR"/shard*; do
-	echo "$d: $(psql -X -At -h "$d" -d tablestore -c "SELECT string_agg(DISTINCT pk, ', ') FROM tablestore_data.employees") "
+	echo "$d: $(psql -X -At -h "$d" -d tablestore -c "SELECT string_agg(DISTINCT pk, ', ' ORDER BY pk) FROM tablestore_data.employees")"
 done
+echo "== a query over every node, merged in key order"
+psql -X -d tablestore -c "SELECT e->>'PartitionKey' AS pk, e->>'RowKey' AS rk, e->>'Age' AS age
+	FROM tablestore.query_entities('Employees', 'Age gt 29') e"
 
 cat <<MSG
 
@@ -28,7 +34,7 @@ cat <<MSG
    connect to the router:  psql -h $DIR/router -U postgres tablestore
    a shard:                psql -h $DIR/shard0 -U postgres tablestore
    add a node:             mkdir $DIR/shard$N && chown postgres: $DIR/shard$N &&
-                           runuser -u postgres -- $PGBIN/initdb -D $DIR/shard$N/data -A trust -U postgres &&
+                           runuser -u postgres -- $PGBIN/initdb -D $DIR/shard$N/data -A trust -E UTF8 -U postgres &&
                            runuser -u postgres -- $PGBIN/pg_ctl -D $DIR/shard$N/data -l $DIR/shard$N/server.log \\
                                -o "-c listen_addresses='' -k $DIR/shard$N" start &&
                            psql -h $DIR/shard$N -U postgres -c 'CREATE DATABASE tablestore' &&
