@@ -400,9 +400,19 @@ rethrow_remote(ErrorData *ed)
 		/* raised here, so that the caller's context is added as on one node */
 		ThrowErrorData(ed);
 	}
-	if (ed->message && strncmp(ed->message, "PL/Proxy function tablestore_router.", 36) == 0 &&
-		(strstr(ed->message, "] PQ") != NULL || strstr(ed->message, "REMOTE FATAL") != NULL ||
-		 strstr(ed->message, "REMOTE PANIC") != NULL))
+	/*
+	 * PL/Proxy's own errors (a connection that failed: "PL/Proxy function
+	 * tablestore_router.<f>(<n>): [db] PQ...") and a node's FATAL or PANIC,
+	 * which PL/Proxy raises as "tablestore_router.<f>(<n>): [db] REMOTE
+	 * FATAL: ..." with the node's SQLSTATE (57P01 when the node was shut
+	 * down under an open connection): the node's session is gone, its
+	 * transaction with it.
+	 */
+	if (ed->message &&
+		(strncmp(ed->message, "PL/Proxy function tablestore_router.", 36) == 0 ||
+		 strncmp(ed->message, "tablestore_router.", 18) == 0) &&
+		(strstr(ed->message, "] PQ") != NULL || strstr(ed->message, "] REMOTE FATAL: ") != NULL ||
+		 strstr(ed->message, "] REMOTE PANIC: ") != NULL))
 		connection_error(ed->message);
 	ReThrowError(ed);
 }
