@@ -61,6 +61,11 @@ run bash test/router_regress.sh
 run bash test/router_diff.sh
 # the Azure SDKs through the gateway in front of that router
 run bash test/gateway/router_test.sh
+# the cluster under what one node never sees: merge order, paging under
+# writes, streaming memory, a stopped and a crashed shard, privileges; and
+# concurrent queries over every node against the router's lock table
+run bash test/cluster/robustness.sh
+run bash test/cluster/lock_table.sh
 # growing a cluster from 2 to 4 nodes under writes (tools/cluster-move.sh)
 run bash test/cluster_grow.sh
 # random input on live servers of their own: sqlsmith's random SQL, and
