@@ -78,6 +78,9 @@ static const char *cluster_server = "tablestore_cluster";
  */
 static int	cluster_partitions = 0;
 static int	cluster_nodes = 0;
+/* per node, the lowest partition it holds: a call RUN ON it reaches the node */
+#define ROUTER_MAX_NODES 256
+static int	cluster_node_part[ROUTER_MAX_NODES];
 static bool callbacks_registered = false;
 
 /* Function OIDs of the PL/Proxy calls, by signature; reset by pg_proc changes. */
@@ -139,24 +142,37 @@ cluster_shape(int *nodes)
 			DefElem    *def = lfirst(lc);
 			const char *v;
 			ListCell   *lc2;
+			int			part;
+			int			node = 0;
 			bool		seen = false;
 
 			if (def->defname[0] != 'p' || strspn(def->defname + 1, "0123456789") != strlen(def->defname + 1) ||
-				def->defname[1] == '\0')
+				def->defname[1] == '\0' || strlen(def->defname) > 5)
 				continue;
 			parts++;
+			part = atoi(def->defname + 1);
 			v = defGetString(def);
 			foreach(lc2, values)
+			{
 				if (strcmp(lfirst(lc2), v) == 0)
+				{
 					seen = true;
+					break;
+				}
+				node++;
+			}
 			if (!seen)
+			{
+				if (node >= ROUTER_MAX_NODES)
+					ereport(ERROR,
+							(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+							 errmsg("a tablestore cluster has at most %d nodes", ROUTER_MAX_NODES)));
 				values = lappend(values, (char *) v);
+				cluster_node_part[node] = part;
+			}
+			else if (part < cluster_node_part[node])
+				cluster_node_part[node] = part;
 		}
-		if (parts == 0 || (parts & (parts - 1)) != 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("foreign server \"%s\" must have a power of two of partitions, not %d",
-							cluster_server, parts)));
 		cluster_nodes = list_length(values);
 		cluster_partitions = parts;
 	}
@@ -1151,46 +1167,126 @@ router_query_page(PG_FUNCTION_ARGS)
 }
 
 /*
- * query_entities and query_entities_json: streamed a page at a time, so
- * that the router holds one page however many entities match.
+ * A stream from one node: its current page and its own continuation.
  */
+typedef struct StreamSource
+{
+	int			part;			/* the partition to RUN ON: the node's, or the query's */
+	MemoryContext pagecxt;		/* the current page; reset per page */
+	MergedPage	page;
+	int			next;			/* the page's next entity */
+	bool		started;
+} StreamSource;
+
 typedef struct StreamState
 {
-	MemoryContext pagecxt;		/* the current page; reset per page */
+	MemoryContext cxt;			/* the stream's: outlives the pages */
 	text	   *table;
 	text	   *filter;
 	text	   *select;
 	bool		capped;			/* top given */
 	int64		remaining;		/* if capped, entities still to return */
-	int			part;
-	MergedPage		page;
-	int			next;			/* the page's next entity */
-	bool		started;
+	int			nsources;
+	StreamSource *sources;
 } StreamState;
 
+/*
+ * source_current: the next entity of a source, fetching its next page when
+ * it has none left; NULL when the source has ended.
+ */
+static PageEntity *
+source_current(StreamState *st, StreamSource *src)
+{
+	while (src->next >= src->page.n)
+	{
+		MemoryContext old;
+		text	   *npk = src->page.next_pk;
+		text	   *nrk = src->page.next_rk;
+		int			top = ROUTER_FETCH;
+
+		CHECK_FOR_INTERRUPTS();
+		if (src->started && npk == NULL)
+			return NULL;
+		if (st->capped && st->remaining < top)
+			top = (int) st->remaining;
+		/* the continuation outlives the page it came from */
+		old = MemoryContextSwitchTo(st->cxt);
+		if (npk)
+		{
+			npk = (text *) pg_detoast_datum_copy((struct varlena *) npk);
+			nrk = (text *) pg_detoast_datum_copy((struct varlena *) nrk);
+		}
+		MemoryContextReset(src->pagecxt);
+		MemoryContextSwitchTo(src->pagecxt);
+		if (npk)
+		{
+			text	   *cpk = (text *) pg_detoast_datum_copy((struct varlena *) npk);
+			text	   *crk = (text *) pg_detoast_datum_copy((struct varlena *) nrk);
+
+			pfree(npk);
+			pfree(nrk);
+			npk = cpk;
+			nrk = crk;
+		}
+		fetch_page(src->part, st->table, st->filter, st->select, top, npk, nrk, &src->page);
+		MemoryContextSwitchTo(old);
+		src->next = 0;
+		src->started = true;
+	}
+	return &src->page.ents[src->next];
+}
+
+/*
+ * query_entities and query_entities_json: streamed a page at a time from
+ * the query's partition's node, or from every node, each with its own
+ * continuation, merged in key order: the router holds a page per node
+ * however many entities match, and no node sends an entity twice.
+ */
 static Datum
 router_stream(FunctionCallInfo fcinfo, bool json)
 {
 	FuncCallContext *fctx;
 	StreamState *st;
+	PageEntity *best = NULL;
+	StreamSource *from = NULL;
 
 	if (SRF_IS_FIRSTCALL())
 	{
 		MemoryContext old;
+		int			part;
 
 		fctx = SRF_FIRSTCALL_INIT();
 		old = MemoryContextSwitchTo(fctx->multi_call_memory_ctx);
 		st = palloc0(sizeof(StreamState));
-		st->pagecxt = AllocSetContextCreate(fctx->multi_call_memory_ctx, "tablestore router page",
-											ALLOCSET_DEFAULT_SIZES);
+		st->cxt = fctx->multi_call_memory_ctx;
 		st->table = PG_ARGISNULL(0) ? NULL : PG_GETARG_TEXT_P_COPY(0);
 		st->filter = PG_ARGISNULL(1) ? NULL : PG_GETARG_TEXT_P_COPY(1);
 		st->select = PG_ARGISNULL(2) ? NULL : PG_GETARG_TEXT_P_COPY(2);
 		st->capped = !PG_ARGISNULL(3);
 		st->remaining = st->capped ? PG_GETARG_INT32(3) : 0;
-		st->part = route_query(st->filter);
+		part = route_query(st->filter);
+		if (part >= 0)
+		{
+			st->nsources = 1;
+			st->sources = palloc0(sizeof(StreamSource));
+			st->sources[0].part = part;
+		}
+		else
+		{
+			(void) cluster_shape(&st->nsources);
+			st->sources = palloc0(sizeof(StreamSource) * st->nsources);
+			for (int i = 0; i < st->nsources; i++)
+				st->sources[i].part = cluster_node_part[i];
+		}
+		for (int i = 0; i < st->nsources; i++)
+			st->sources[i].pagecxt = AllocSetContextCreate(fctx->multi_call_memory_ctx,
+														   "tablestore router page",
+														   ALLOCSET_DEFAULT_SIZES);
 		fctx->user_fctx = st;
 		MemoryContextSwitchTo(old);
+
+		/* a call on every node holds the lock of all partitions */
+		lock_partitions(part);
 
 		/*
 		 * A cap below 1 is refused by one node's query_entities, after its
@@ -1203,8 +1299,7 @@ router_stream(FunctionCallInfo fcinfo, bool json)
 			bool		nulls[5];
 			bool		isnull;
 
-			lock_partitions(Max(st->part, 0));
-			forward_args(fcinfo, Max(st->part, 0), args, nulls);
+			forward_args(fcinfo, Max(part, 0), args, nulls);
 			(void) call_remote("tablestore_router._query_check(pg_catalog.int4,pg_catalog.text,pg_catalog.text,pg_catalog.text,pg_catalog.int4)",
 							   5, args, nulls, &isnull);
 		}
@@ -1212,55 +1307,26 @@ router_stream(FunctionCallInfo fcinfo, bool json)
 	fctx = SRF_PERCALL_SETUP();
 	st = fctx->user_fctx;
 
-	while (st->next >= st->page.n)
+	if (st->capped && st->remaining == 0)
+		SRF_RETURN_DONE(fctx);
+	for (int i = 0; i < st->nsources; i++)
 	{
-		MemoryContext old;
-		text	   *npk = st->page.next_pk;
-		text	   *nrk = st->page.next_rk;
-		int			top = ROUTER_FETCH;
+		PageEntity *e = source_current(st, &st->sources[i]);
 
-		CHECK_FOR_INTERRUPTS();
-		if ((st->started && npk == NULL) || (st->capped && st->remaining == 0))
-			SRF_RETURN_DONE(fctx);
-		if (st->capped && st->remaining < top)
-			top = (int) st->remaining;
-		/* the continuation outlives the page it came from */
-		old = MemoryContextSwitchTo(fctx->multi_call_memory_ctx);
-		if (npk)
+		if (e != NULL && (best == NULL || key_cmp(e->pk, e->rk, best->pk, best->rk) < 0))
 		{
-			npk = (text *) pg_detoast_datum_copy((struct varlena *) npk);
-			nrk = (text *) pg_detoast_datum_copy((struct varlena *) nrk);
+			best = e;
+			from = &st->sources[i];
 		}
-		MemoryContextReset(st->pagecxt);
-		MemoryContextSwitchTo(st->pagecxt);
-		if (npk)
-		{
-			text	   *cpk = (text *) pg_detoast_datum_copy((struct varlena *) npk);
-			text	   *crk = (text *) pg_detoast_datum_copy((struct varlena *) nrk);
-
-			pfree(npk);
-			pfree(nrk);
-			npk = cpk;
-			nrk = crk;
-		}
-		fetch_page(st->part, st->table, st->filter, st->select, top, npk, nrk, &st->page);
-		MemoryContextSwitchTo(old);
-		st->next = 0;
-		st->started = true;
 	}
-
-	{
-		PageEntity *e = &st->page.ents[st->next++];
-		Datum		result;
-
-		if (st->capped)
-			st->remaining--;
-		if (json)
-			result = PointerGetDatum(pg_detoast_datum_copy((struct varlena *) e->json));
-		else
-			result = DirectFunctionCall1(jsonb_in, CStringGetDatum(text_to_cstring(e->json)));
-		SRF_RETURN_NEXT(fctx, result);
-	}
+	if (best == NULL)
+		SRF_RETURN_DONE(fctx);
+	from->next++;
+	if (st->capped)
+		st->remaining--;
+	if (json)
+		SRF_RETURN_NEXT(fctx, PointerGetDatum(pg_detoast_datum_copy((struct varlena *) best->json)));
+	SRF_RETURN_NEXT(fctx, DirectFunctionCall1(jsonb_in, CStringGetDatum(text_to_cstring(best->json))));
 }
 
 TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(router_query_entities);
