@@ -27,9 +27,11 @@
  * pg_advisory_lock(1953722992, partition) and pg_advisory_lock(1953722992,
  * -1) while it copies the partition and switches the foreign server's
  * option: calls on the partitions being moved, and calls on every node,
- * wait; the others go on.  After the wait the call
- * reads the new configuration (AcceptInvalidationMessages), so it runs on
- * the partition's new node.
+ * wait; the others go on.  A mover takes the partition's lock first and
+ * begins only with both, so a transaction that holds the lock of all
+ * partitions needs no partition lock for its calls on one partition (see
+ * lock_partitions).  After the wait the call reads the new configuration
+ * (AcceptInvalidationMessages), so it runs on the partition's new node.
  *
  * Errors: a shard's error is raised again as the shard raised it (PL/Proxy
  * prefixes the message and detail with where it came from; they are taken
