@@ -424,6 +424,12 @@ SQL
 # connections must be dropped and made again; the first stop comes while a
 # cursor streams a query over every node.  Each call's outcome (its
 # result or its SQLSTATE) is compared with the transcript below.
+# Whether a create_table or delete_table that fails for the stopped shard
+# did its part on shard0 depends on PL/Proxy (a query already sent to shard0
+# when the connection to shard1 fails runs there; one not yet sent does
+# not), so the transcript shows neither; the half states are then made
+# directly on one shard, and the call repeated through the router must
+# complete them.
 check_outage() {
 	cat >"$DIR/outage.sql" <<'SQL'
 -- a call's result, or its SQLSTATE and the start of its message
