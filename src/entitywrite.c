@@ -30,9 +30,12 @@
  * inserts only if no version of it exists or is being inserted; the lock is
  * released once the new row is in the key index, where a later writer's
  * dirty look finds it and waits for its transaction.  So no two tablestore
- * writers can insert the same key at once, and an upsert never meets a
- * unique violation except from a plain SQL INSERT racing it (then it fails
- * with EntityAlreadyExists, as the SPI path's retry would not).
+ * writers can insert the same key at once.  The look can still miss a
+ * version of an existing key that a concurrent update (which takes no key
+ * lock) puts in place while the look runs, so an upsert inserts
+ * speculatively, as INSERT ... ON CONFLICT does: the key index checks with
+ * UNIQUE_CHECK_PARTIAL, and on a conflict the new row is killed and the
+ * upsert looks again; it never fails with EntityAlreadyExists.
  *
  *-------------------------------------------------------------------------
  */
@@ -525,8 +528,9 @@ check_etag(DirectWrite *w, bool conditional, int64 ticks, text *pk, text *rk)
 /*
  * An upsert: under the key lock, look for any version of the key with a
  * dirty snapshot.  Returns true if it inserted e; false if the entity
- * exists (the caller updates it) or was being written by another
- * transaction (waited for; the caller looks again).
+ * exists (the caller updates it), or was being written by another
+ * transaction (waited for), or the key index found a version the look
+ * missed (the caller looks again in both cases).
  */
 static bool
 upsert_insert(DirectWrite *w, TsEntity *e, TsOpResult *result, bool *exists)
@@ -564,10 +568,31 @@ upsert_insert(DirectWrite *w, TsEntity *e, TsOpResult *result, bool *exists)
 		*exists = true;
 		return false;
 	}
+
+	/*
+	 * Not found: insert, speculatively, as INSERT ... ON CONFLICT does.  The
+	 * dirty look can miss a version of the key that a concurrent update
+	 * (which takes no key lock) is putting in place of the one it had
+	 * found, so the key index's own check decides: on a conflict the new
+	 * row is killed and the caller looks again.
+	 */
 	result->ts = GetCurrentTimestamp();
 	result->props = e->props;
-	insert_row(w, e->partition_key, e->row_key, result->ts, e->props);
-	ts_unlock_key(relid, e->partition_key, e->row_key);
+	store_row(w, e->partition_key, e->row_key, result->ts, e->props);
+	{
+		TransactionId xid = GetCurrentTransactionId();
+		uint32		token = SpeculativeInsertionLockAcquire(xid);
+		bool		conflict = false;
+
+		table_tuple_insert_speculative(w->heap, w->newslot, w->cid, 0, NULL, token);
+		(void) ExecInsertIndexTuples(w->rri, w->newslot, w->estate, false, true, &conflict,
+									 list_make1_oid(RelationGetRelid(w->index)));
+		table_tuple_complete_speculative(w->heap, w->newslot, token, !conflict);
+		SpeculativeInsertionLockRelease(xid);
+		ts_unlock_key(relid, e->partition_key, e->row_key);
+		if (conflict)
+			return false;		/* *exists is false: the caller looks again */
+	}
 	return true;
 }
 

@@ -367,11 +367,15 @@ strip_prefix(const char *s, const char *prefix)
  * connection_error: PL/Proxy could not reach a node, or lost it.  A role
  * the node refuses is a privilege error (roles are per server); anything
  * else is ServerBusy.  libpq's text is kept, without the socket or host it
- * names.
+ * names.  If the connection failed, nothing was sent to the node; if the
+ * node was lost during the call, the call may have been done there (its
+ * commit can precede the loss of the reply).
  */
 static void
 connection_error(const char *plproxy_message)
 {
+	bool		connecting = strstr(plproxy_message, "] PQconnectPoll: ") != NULL ||
+		strstr(plproxy_message, "] PQconnectStart: ") != NULL;
 	const char *what = strstr(plproxy_message, "] ");
 	const char *p;
 	char	   *msg;
@@ -394,9 +398,13 @@ connection_error(const char *plproxy_message)
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("the current role cannot connect to a node of the cluster: %s", msg),
 				 errhint("Roles and their grants are per server: the role must exist and be able to log in on every node.")));
+	if (connecting)
+		ts_ereport(ERROR, TS_ServerBusy,
+				   errmsg("a node of the cluster is unavailable: %s", msg),
+				   errhint("Nothing was done on the nodes that could not be reached; retry when the node is back."));
 	ts_ereport(ERROR, TS_ServerBusy,
-			   errmsg("a node of the cluster is unavailable: %s", msg),
-			   errhint("Nothing was done on the nodes that could not be reached; retry when the node is back."));
+			   errmsg("a node of the cluster was lost during the call: %s", msg),
+			   errhint("The call may or may not have been done on that node; read before retrying a write that is not idempotent."));
 }
 
 static void

@@ -49,6 +49,8 @@ run pg_prove -d tap --failures $(ls test/pgtap/*.sql | grep -v /nullmatrix_test.
 run bash test/dump_restore.sh
 run bash test/crash.sh
 run bash test/stress.sh
+# upserts racing updates on hot keys never fail
+run bash test/upsert_race.sh
 run bash test/tskey_corrupt.sh
 run bash test/standby.sh
 run bash test/gateway/run.sh
@@ -59,6 +61,11 @@ run bash test/router_regress.sh
 run bash test/router_diff.sh
 # the Azure SDKs through the gateway in front of that router
 run bash test/gateway/router_test.sh
+# the cluster under what one node never sees: merge order, paging under
+# writes, streaming memory, a stopped and a crashed shard, privileges; and
+# concurrent queries over every node against the router's lock table
+run bash test/cluster/robustness.sh
+run bash test/cluster/lock_table.sh
 # growing a cluster from 2 to 4 nodes under writes (tools/cluster-move.sh)
 run bash test/cluster_grow.sh
 # random input on live servers of their own: sqlsmith's random SQL, and

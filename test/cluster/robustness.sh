@@ -571,7 +571,7 @@ ok 1
 ok 1
 ok a,b
 -- shard1 stopped again, and delete_table
-error TS503 a node of the cluster is unavailable
+error TS503 a node of the cluster was lost during the call
 -- shard1 started again
 shard1: During,Outage
 ok 
