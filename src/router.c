@@ -27,9 +27,11 @@
  * pg_advisory_lock(1953722992, partition) and pg_advisory_lock(1953722992,
  * -1) while it copies the partition and switches the foreign server's
  * option: calls on the partitions being moved, and calls on every node,
- * wait; the others go on.  After the wait the call
- * reads the new configuration (AcceptInvalidationMessages), so it runs on
- * the partition's new node.
+ * wait; the others go on.  A mover takes the partition's lock first and
+ * begins only with both, so a transaction that holds the lock of all
+ * partitions needs no partition lock for its calls on one partition (see
+ * lock_partitions).  After the wait the call reads the new configuration
+ * (AcceptInvalidationMessages), so it runs on the partition's new node.
  *
  * Errors: a shard's error is raised again as the shard raised it (PL/Proxy
  * prefixes the message and detail with where it came from; they are taken
@@ -252,11 +254,27 @@ lock_partition(int part)
 	(void) LockAcquire(&tag, ShareLock, false, false);
 }
 
+/*
+ * lock_partitions: the lock a call on one partition (part >= 0) or on every
+ * node (part < 0) holds.  A call on every node holds the lock of "all
+ * partitions", (key, -1).  A call on one partition in a transaction that
+ * holds that lock already takes no other: a mover takes the partition's
+ * lock and then the lock of all partitions, and begins only with both, so
+ * while this transaction holds the latter no move has begun; taking the
+ * partition's lock would wait for a mover that waits for this transaction
+ * (a deadlock, e.g. SELECT merge_entity(...) FROM query_entities(...)
+ * while a partition is about to move).
+ */
 static void
 lock_partitions(int part)
 {
-	/* a call on every node: the lock of "all partitions", (key, -1) */
-	lock_partition(part >= 0 ? part : -1);
+	LOCKTAG		all;
+
+	SET_LOCKTAG_ADVISORY(all, MyDatabaseId, ROUTER_LOCK_KEY, (uint32) -1, 2);
+	if (part < 0)
+		lock_partition(-1);
+	else if (!LockHeldByMe(&all, ShareLock))
+		lock_partition(part);
 	AcceptInvalidationMessages();
 }
 
