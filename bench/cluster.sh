@@ -435,7 +435,7 @@ STREAM = {
         ("  of which json_in: PL/Proxy's input of each entity's json column", {"json_in"}),
         ("  of which waiting for and reading the shards' rows", WAIT),
         ("jsonb_in: each entity's json text parsed into jsonb for query_entities", {"jsonb_in"}),
-        ("qsort_arg: sorting each merged page", {"qsort_arg"}),
+        ("qsort_arg: sorting (jsonb_in sorts each object's keys; pages over every node)", {"qsort_arg"}),
         ("all JSON parsing (pg_parse_json)", {"pg_parse_json"}),
     ],
     "shard": [
@@ -547,8 +547,8 @@ w1, w2, wr1 = val("fanout", "walk", 1, "one", "ms"), val("fanout", "walk", 1, "r
 s1, s2, sr1 = val("fanout", "stream", 1, "one", "ms"), val("fanout", "stream", 1, "r2", "ms"), val("fanout", "stream", 1, "r1", "ms")
 if f1 and sent["r1"] is not None:
     p(f"- The filter is the one query where 2 shards can beat one node here ({f2 / f1:.2f}x): each shard scans its half in parallel on its own core and sends back little. With 4 shards there are no more cores to scan with.")
-    p(f"- A walk or a stream that returns every entity costs the router per entity. Through a router of even 1 shard a walk takes {wr1 / w1:.1f}x and a stream {sr1 / s1:.1f}x the time on one node: each entity is produced as json text on the shard, its keys extracted from that text again on the shard (`entity->>'PartitionKey'`, `->>'RowKey'` in `_query_page`), parsed by PL/Proxy's json input on the router, and parsed once more into the jsonb result (section 4).")
-    p(f"- Over N shards every page asks each node for a whole page and keeps what lies below the smallest continuation: for the first page of 1000 the nodes sent {sent['r1']:.0f} (1 shard), {sent['r2']:.0f} (2 shards) and {sent['r4']:.0f} (4 shards) entities, and the next page asks again from the merged continuation, so about N x the entities cross the wire and are parsed for each one returned. That is why the walk and the stream slow down further as shards are added ({w2 / w1:.1f}x and {s2 / s1:.1f}x one node with 2 shards).")
+    p(f"- A walk or a stream that returns every entity costs the router per entity. Through a router of even 1 shard a walk takes {wr1 / w1:.1f}x and a stream {sr1 / s1:.1f}x the time on one node: each entity is produced as json text on the shard (its keys come from the scan, `tablestore._query_page_keyed`), passes through PL/Proxy as text, and is parsed once into the jsonb result on the router (jsonb_in, most of the router's CPU in section 4), besides the router's own per-row and per-page work.")
+    p(f"- A page over N shards asks each node for a whole page and keeps what lies below the smallest continuation (a continuation is one key, so that is inherent to pages): for the first page of 1000 the nodes sent {sent['r1']:.0f} (1 shard), {sent['r2']:.0f} (2 shards) and {sent['r4']:.0f} (4 shards) entities, and the next page asks again from the merged continuation, so the walk slows down as shards are added ({w2 / w1:.1f}x one node with 2 shards). A stream (query_entities) reads each node with its own continuation instead, so each entity crosses the wire once ({s2 / s1:.1f}x one node with 2 shards, against {sr1 / s1:.1f}x through 1 shard).")
     p("")
 
 p("## 3. Throughput with 1, 2 and 4 shards through one router")
@@ -570,7 +570,7 @@ p("")
 p("- Every server (router, shards, and pgbench itself) shares the same 2 cores, so adding shards adds processes, not CPU. Real scale-out (each shard on its own machine, throughput growing with the number of shards) cannot be shown here; these numbers must not be read as the cluster's scaling.")
 p("- What it does show: the router's overhead (1 shard / one node: the same server behind, the router's work on top), that routing spreads the data over the shards (entities per shard above), and that a call still runs on one shard only: the CPU per call does not multiply with the number of shards.")
 p(f"- Throughput with more shards, and the CPU per call, in this run: see the table. Each shard added brings its own postmaster and one more backend per router connection ({tc} clients x N shards backends in all), all sharing the same 2 cores and their caches; where throughput falls and the CPU per call rises with N, that is the price of more processes on the same cores, which separate machines would not pay. The 1-client row shows one call at a time through 1, 2 or 4 shards (no contention from this benchmark, though the machine is shared).")
-p("- The fan-out costs of section 2, on the other hand, are not an artefact of the machine: the N-fold over-fetch and the repeated JSON parsing per entity are work the router and the shards do wherever they run.")
+p("- The fan-out costs of section 2, on the other hand, are not an artefact of the machine: the over-fetch of pages over N nodes and the parsing of each entity into jsonb on the router are work the router and the shards do wherever they run.")
 p("")
 
 prof = [r for r in rows if r["section"] == "profile"]
@@ -630,7 +630,7 @@ else:
         if rc > 0:
             p(f"- The router's server spent {rc:.0f} µs of CPU per point read in section 1 (without perf): one router core can route at most about {1e6 / rc:,.0f} point reads per second, whatever the number of shards. On separate machines the shards scale out; the routing could scale with more routers, each holding only the configuration (its partition locks, though, are its own: a partition move would then have to pause the calls on every router).")
     if pr:
-        p("- For a stream over every node, the shards spend about half their CPU extracting the keys from the entity JSON they have just built (json `->>` on json text parses the whole entity, twice per entity), and the router spends most of its CPU parsing JSON (PL/Proxy's json input of each entity, then jsonb_in into the result) and in PL/Proxy's SPI call.")
+        p("- For a stream over every node, the shards spend most of their CPU in the scan that builds each entity's JSON (the keys come with it), and the router most of its CPU in jsonb_in, which parses each entity into the jsonb result (with qsort_arg sorting each object's keys); query_entities_json returns the text as it is.")
     p("")
 open(sys.argv[2], "w").write("\n".join(o) + "\n")
 PY
