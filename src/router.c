@@ -594,7 +594,8 @@ call_remote_rows(const char *signature, int nargs, Datum *args, bool *nulls, int
 		desc = NULL;
 		get_typlenbyval(get_func_rettype(fn), &typlen, &typbyval);
 	}
-	Assert(desc == NULL || desc->natts <= 5);
+	if (desc != NULL && desc->natts > (int) lengthof(((RemoteRow *) NULL)->values))
+		elog(ERROR, "function %s returns %d columns, more than the router reads", signature, desc->natts);
 	fmgr_info(fn, &flinfo);
 	econtext = CreateStandaloneExprContext();
 	memset(&rsinfo, 0, sizeof(rsinfo));
