@@ -83,7 +83,7 @@ ts_start_cluster() {
 	mkdir -p "$dir/router"
 	ts_start_server "$dir/router" || return 1
 	psql -X -q -d postgres -c "CREATE DATABASE tablestore" || return 1
-	psql -X -q -v ON_ERROR_STOP=1 -d tablestore <<SQL || return 1
+	psql -X -q -v ON_ERROR_STOP=1 -d tablestore >/dev/null <<SQL || return 1
 CREATE EXTENSION plproxy;
 CREATE EXTENSION tablestore_router;
 SELECT tablestore_router.configure(ARRAY[$nodes], $parts);
