@@ -175,6 +175,10 @@ cluster_shape(int *nodes)
 			else if (part < cluster_node_part[node])
 				cluster_node_part[node] = part;
 		}
+		/* PL/Proxy's option validator allows nothing else */
+		if (parts == 0 || (parts & (parts - 1)) != 0)
+			elog(ERROR, "foreign server \"%s\" has %d partitions, not a power of two",
+				 cluster_server, parts);
 		cluster_nodes = list_length(values);
 		cluster_partitions = parts;
 	}
@@ -387,6 +391,8 @@ strip_prefix(const char *s, const char *prefix)
  * node was lost during the call, the call may have been done there (its
  * commit can precede the loss of the reply).
  */
+static void connection_error(const char *plproxy_message) pg_attribute_noreturn();
+
 static void
 connection_error(const char *plproxy_message)
 {
@@ -422,6 +428,8 @@ connection_error(const char *plproxy_message)
 			   errmsg("a node of the cluster was lost during the call: %s", msg),
 			   errhint("The call may or may not have been done on that node; read before retrying a write that is not idempotent."));
 }
+
+static void rethrow_remote(ErrorData *ed) pg_attribute_noreturn();
 
 static void
 rethrow_remote(ErrorData *ed)
@@ -515,26 +523,57 @@ router_func(const char *signature)
 }
 
 /*
+ * remote_call_init: set up a call of the PL/Proxy function named by
+ * signature with the given arguments; returns its OID.
+ */
+static Oid
+remote_call_init(const char *signature, FmgrInfo *flinfo, FunctionCallInfo fcinfo,
+				 int nargs, Datum *args, bool *nulls, Node *resultinfo)
+{
+	Oid			fn = router_func(signature);
+
+	Assert(nargs <= 8);
+	fmgr_info(fn, flinfo);
+	InitFunctionCallInfoData(*fcinfo, flinfo, nargs, InvalidOid, NULL, resultinfo);
+	for (int i = 0; i < nargs; i++)
+	{
+		fcinfo->args[i].value = args[i];
+		fcinfo->args[i].isnull = nulls[i];
+	}
+	return fn;
+}
+
+/*
+ * remote_call_failed: in the PG_CATCH of a PL/Proxy call, raise its error
+ * again as the shard raised it (cxt: the memory context of the caller).
+ */
+static void remote_call_failed(MemoryContext cxt) pg_attribute_noreturn();
+
+static void
+remote_call_failed(MemoryContext cxt)
+{
+	ErrorData  *ed;
+
+	quiet_end();
+	MemoryContextSwitchTo(cxt);
+	ed = CopyErrorData();
+	FlushErrorState();
+	rethrow_remote(ed);
+}
+
+/*
  * call_remote: call a PL/Proxy function that returns one value, with the
  * shard's errors as the shard raised them.
  */
 static Datum
 call_remote(const char *signature, int nargs, Datum *args, bool *nulls, bool *isnull)
 {
-	Oid			fn = router_func(signature);
 	FmgrInfo	flinfo;
 	MemoryContext oldcxt = CurrentMemoryContext;
 	Datum		result = (Datum) 0;
 	LOCAL_FCINFO(fcinfo, 8);
 
-	Assert(nargs <= 8);
-	fmgr_info(fn, &flinfo);
-	InitFunctionCallInfoData(*fcinfo, &flinfo, nargs, InvalidOid, NULL, NULL);
-	for (int i = 0; i < nargs; i++)
-	{
-		fcinfo->args[i].value = args[i];
-		fcinfo->args[i].isnull = nulls[i];
-	}
+	(void) remote_call_init(signature, &flinfo, fcinfo, nargs, args, nulls, NULL);
 	quiet_begin();
 	PG_TRY();
 	{
@@ -543,13 +582,7 @@ call_remote(const char *signature, int nargs, Datum *args, bool *nulls, bool *is
 	}
 	PG_CATCH();
 	{
-		ErrorData  *ed;
-
-		quiet_end();
-		MemoryContextSwitchTo(oldcxt);
-		ed = CopyErrorData();
-		FlushErrorState();
-		rethrow_remote(ed);
+		remote_call_failed(oldcxt);
 	}
 	PG_END_TRY();
 	quiet_end();
@@ -575,10 +608,10 @@ typedef struct RemoteRow
 static RemoteRow *
 call_remote_rows(const char *signature, int nargs, Datum *args, bool *nulls, int *nrows)
 {
-	Oid			fn = router_func(signature);
+	Oid			fn;
 	FmgrInfo	flinfo;
 	ReturnSetInfo rsinfo;
-	ExprContext *econtext;
+	ExprContext *econtext = CreateStandaloneExprContext();
 	TupleDesc	desc = NULL;
 	MemoryContext oldcxt = CurrentMemoryContext;
 	RemoteRow  *rows;
@@ -588,7 +621,12 @@ call_remote_rows(const char *signature, int nargs, Datum *args, bool *nulls, int
 	bool		typbyval = false;
 	LOCAL_FCINFO(fcinfo, 8);
 
-	Assert(nargs <= 8);
+	memset(&rsinfo, 0, sizeof(rsinfo));
+	rsinfo.type = T_ReturnSetInfo;
+	rsinfo.econtext = econtext;
+	rsinfo.allowedModes = (int) SFRM_ValuePerCall;
+	rsinfo.returnMode = SFRM_ValuePerCall;
+	fn = remote_call_init(signature, &flinfo, fcinfo, nargs, args, nulls, (Node *) &rsinfo);
 	if (get_func_result_type(fn, NULL, &desc) != TYPEFUNC_COMPOSITE)
 	{
 		desc = NULL;
@@ -596,20 +634,7 @@ call_remote_rows(const char *signature, int nargs, Datum *args, bool *nulls, int
 	}
 	if (desc != NULL && desc->natts > (int) lengthof(((RemoteRow *) NULL)->values))
 		elog(ERROR, "function %s returns %d columns, more than the router reads", signature, desc->natts);
-	fmgr_info(fn, &flinfo);
-	econtext = CreateStandaloneExprContext();
-	memset(&rsinfo, 0, sizeof(rsinfo));
-	rsinfo.type = T_ReturnSetInfo;
-	rsinfo.econtext = econtext;
 	rsinfo.expectedDesc = desc;
-	rsinfo.allowedModes = (int) SFRM_ValuePerCall;
-	rsinfo.returnMode = SFRM_ValuePerCall;
-	InitFunctionCallInfoData(*fcinfo, &flinfo, nargs, InvalidOid, NULL, (Node *) &rsinfo);
-	for (int i = 0; i < nargs; i++)
-	{
-		fcinfo->args[i].value = args[i];
-		fcinfo->args[i].isnull = nulls[i];
-	}
 	rows = palloc0(sizeof(RemoteRow) * cap);
 
 	quiet_begin();
@@ -665,13 +690,7 @@ call_remote_rows(const char *signature, int nargs, Datum *args, bool *nulls, int
 	}
 	PG_CATCH();
 	{
-		ErrorData  *ed;
-
-		quiet_end();
-		MemoryContextSwitchTo(oldcxt);
-		ed = CopyErrorData();
-		FlushErrorState();
-		rethrow_remote(ed);
+		remote_call_failed(oldcxt);
 	}
 	PG_END_TRY();
 	quiet_end();
@@ -1228,7 +1247,7 @@ source_current(StreamState *st, StreamSource *src)
 			return NULL;
 		if (st->capped && st->remaining < top)
 			top = (int) st->remaining;
-		/* the continuation outlives the page it came from */
+		/* the continuation, out of the page it came from, for the next one */
 		old = MemoryContextSwitchTo(st->cxt);
 		if (npk)
 		{
@@ -1237,18 +1256,13 @@ source_current(StreamState *st, StreamSource *src)
 		}
 		MemoryContextReset(src->pagecxt);
 		MemoryContextSwitchTo(src->pagecxt);
-		if (npk)
-		{
-			text	   *cpk = (text *) pg_detoast_datum_copy((struct varlena *) npk);
-			text	   *crk = (text *) pg_detoast_datum_copy((struct varlena *) nrk);
-
-			pfree(npk);
-			pfree(nrk);
-			npk = cpk;
-			nrk = crk;
-		}
 		fetch_page(src->part, st->table, st->filter, st->select, top, npk, nrk, &src->page);
 		MemoryContextSwitchTo(old);
+		if (npk)
+		{
+			pfree(npk);
+			pfree(nrk);
+		}
 		src->next = 0;
 		src->started = true;
 	}

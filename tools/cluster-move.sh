@@ -61,7 +61,7 @@ fi
 
 # one partition: the steps 2 to 4 (called from the router session below)
 move_one() {
-	local p=$1 source rel t n_src n_dst cond
+	local p=$1 source rel rels="" t n_src n_dst cond
 	source=$(rq -c "SELECT node FROM tablestore_router.partitions() WHERE partition = $p")
 	if [ "$source" = "$TARGET" ]; then
 		echo "partition $p: already on the target"
@@ -71,6 +71,7 @@ move_one() {
 	for t in $TABLES; do
 		rel=$(psql -X -q -At -v ON_ERROR_STOP=1 -d "$source" \
 			-c "SELECT quote_ident(relation_name) FROM tablestore.tables WHERE table_name = \$\$$t\$\$")
+		rels="$rels $rel"
 		tq -c "DELETE FROM tablestore_data.$rel WHERE $cond"
 		psql -X -q -v ON_ERROR_STOP=1 -d "$source" \
 			-c "\\copy (SELECT pk, rk, ts, props FROM tablestore_data.$rel WHERE $cond) TO STDOUT (FORMAT binary)" |
@@ -85,12 +86,10 @@ move_one() {
 	done
 	sleep "${MOVE_HOLD:-0}"
 	rq -c "ALTER SERVER tablestore_cluster OPTIONS (SET p$p \$\$$TARGET\$\$)"
-	for t in $TABLES; do
-		rel=$(psql -X -q -At -d "$source" \
-			-c "SELECT quote_ident(relation_name) FROM tablestore.tables WHERE table_name = \$\$$t\$\$") &&
+	for rel in $rels; do
 		psql -X -q -v ON_ERROR_STOP=1 -d "$source" -c "DELETE FROM tablestore_data.$rel WHERE $cond" || {
 			echo "partition $p is on the target, but its old copy on $source is not deleted:" >&2
-			echo "queries over all nodes return it twice until you run there, for each table," >&2
+			echo "queries over all nodes return it twice until you run there, for each of$rels," >&2
 			echo "  DELETE FROM tablestore_data.<relation> WHERE $cond" >&2
 			return 1
 		}

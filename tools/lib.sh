@@ -109,3 +109,11 @@ ts_cluster_psql() {
 		psql -X -q -h "$d" -d tablestore -v ON_ERROR_STOP=1 "$@" || return 1
 	done
 }
+
+# ts_mask_clock [FILE]: a query's output with the clocks masked as <time>:
+# the Timestamp property and the time in an ETag, not other DateTimes
+# (outputs of different servers, or runs, differ only there).
+ts_mask_clock() {
+	sed -E -e 's/("Timestamp": ?")[0-9][^"]*"/\1<time>"/g' \
+		-e "s/datetime'[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}%3A[0-9]{2}%3A[0-9]{2}(\.[0-9]+)?Z'/datetime'<time>'/g" "$@"
+}

@@ -40,6 +40,13 @@ SELECT count(DISTINCT n) AS pages, count(*) AS entities,
 	array_agg(e->>'PartitionKey' ORDER BY n, ord) = array_agg(e->>'PartitionKey' ORDER BY (e->>'PartitionKey')::tablestore.key) AS in_key_order
 FROM walk, jsonb_array_elements(page) WITH ORDINALITY x(e, ord);
 
+-- configure() refuses what is not a cluster, and changes nothing then
+SELECT tablestore_router.configure(ARRAY[]::text[]);
+SELECT tablestore_router.configure(ARRAY['host=a', NULL]);
+SELECT tablestore_router.configure(ARRAY['host=a'], 24);
+SELECT tablestore_router.configure(ARRAY['host=a', 'host=b', 'host=c'], 2);
+SELECT tablestore_router.configure(ARRAY['host=a'], 512);
+SELECT count(*) AS partitions FROM tablestore_router.partitions();
 -- the cluster not configured (rolled back)
 BEGIN;
 DROP SERVER tablestore_cluster CASCADE;
