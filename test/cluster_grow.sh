@@ -65,7 +65,13 @@ PK_MOVING=$(pk_in 2)
 PK_STAYING=$(pk_in 1)
 MOVE_HOLD=3 bash tools/cluster-move.sh "$ROUTER" "host=$DIR/shard2 dbname=tablestore" 2 >"$DIR/move2.log" 2>&1 &
 mover=$!
-sleep 1.5
+# wait until the mover holds partition 2's lock (not a fixed sleep: on a
+# loaded machine the mover may take longer to get there)
+for _ in $(seq 1 300); do
+	[ "$(r -c "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted
+		AND classid = 1953722992 AND objid = 2 AND objsubid = 2")" -gt 0 ] && break
+	sleep 0.1
+done
 t0=$(date +%s%N)
 r -c "SELECT tablestore.insert_or_replace_entity('Audit', '{\"PartitionKey\": \"$PK_STAYING\", \"RowKey\": \"probe\"}') IS NOT NULL" >/dev/null
 t1=$(date +%s%N)
