@@ -39,6 +39,19 @@ BEGIN
 	IF partitions IS NULL OR partitions < n OR partitions > 256 OR partitions & (partitions - 1) <> 0 THEN
 		RAISE EXCEPTION 'partitions must be a power of two between the number of nodes and 256' USING ERRCODE = 'invalid_parameter_value';
 	END IF;
+	-- a server's options are readable by every role (pg_foreign_server), so
+	-- a password there would be anybody's: it belongs in a user mapping or
+	-- in the .pgpass of the router's server
+	FOR i IN 1 .. n LOOP
+		IF nodes[i] ~* '(^|[[:space:]])password[[:space:]]*='
+			OR nodes[i] ~* '^postgres(ql)?://[^/?#@]*:[^/?#@]*@'
+			OR nodes[i] ~* '^postgres(ql)?://.*[?&]password=' THEN
+			RAISE EXCEPTION 'the connection string of node % carries a password', i
+				USING ERRCODE = 'invalid_parameter_value',
+				DETAIL = 'The options of a foreign server are readable by every role.',
+				HINT = 'Give the password in a user mapping of server tablestore_cluster, or in the .pgpass file of the router''s server.';
+		END IF;
+	END LOOP;
 	FOR i IN 0 .. partitions - 1 LOOP
 		opts := opts || CASE WHEN i > 0 THEN ', ' ELSE '' END
 			|| format('p%s %L', i, nodes[1 + i % n]);

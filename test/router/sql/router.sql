@@ -46,6 +46,11 @@ SELECT tablestore_router.configure(ARRAY['host=a', NULL]);
 SELECT tablestore_router.configure(ARRAY['host=a'], 24);
 SELECT tablestore_router.configure(ARRAY['host=a', 'host=b', 'host=c'], 2);
 SELECT tablestore_router.configure(ARRAY['host=a'], 512);
+-- nor a password where every role can read it
+SELECT tablestore_router.configure(ARRAY['host=a', 'host=b password=secret']);
+SELECT tablestore_router.configure(ARRAY['host=a PASSWORD =secret']);
+SELECT tablestore_router.configure(ARRAY['postgresql://app:secret@db1/tablestore']);
+SELECT tablestore_router.configure(ARRAY['postgres://db1/tablestore?user=app&password=secret']);
 SELECT count(*) AS partitions FROM tablestore_router.partitions();
 -- the cluster not configured (rolled back)
 BEGIN;
