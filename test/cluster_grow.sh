@@ -13,7 +13,9 @@
 #   - ETags survived the move (an entity not written since reads back
 #     with the ETag it had);
 #   - while a partition moves (held for 3 s), a write to another partition
-#     completes at once and a write to the moving partition waits.
+#     completes at once and a write to the moving partition waits;
+#   - a move that fails half-way (the copy of its second table) leaves
+#     nothing on the target, and the same command, run again, completes.
 set -u
 cd "$(dirname "$0")/.."
 . tools/lib.sh
@@ -118,4 +120,33 @@ check "acknowledged writes missing or wrong after the move" "$(tail -1 "$DIR/los
 check "an entity's ETag survives the move" \
 	"$(r -c "SELECT tablestore.get_entity('Orders', 'k3', '00003')->>'odata.etag'")" "$(cat "$DIR/etag_before")"
 check "writes went on during the move" "$([ "$acked" -gt 20 ] && echo yes)" yes
+
+# A move that fails half-way leaves nothing behind.  Partition 0 moves from
+# shard0 to shard1, which already holds other partitions (so what a move
+# leaves on it is in every query over all nodes); a trigger on shard1's
+# Orders relation makes the copy of the second table (list_tables' order:
+# Audit, Orders) fail after the first was copied.  The partition stays on shard0, shard1 holds none of it, the
+# counts through the router do not change; without the trigger, the same
+# command moves it.
+count_all() { r -c "SELECT (SELECT count(*) FROM tablestore.query_entities('Orders')) || ' ' || (SELECT count(*) FROM tablestore.query_entities('Audit'))"; }
+counts_before=$(count_all)
+psql -X -q -h "$DIR/shard1" -d tablestore <<'SQL'
+CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE 'refused by the test'; END $$;
+CREATE TRIGGER refuse BEFORE INSERT ON tablestore_data.orders FOR EACH ROW EXECUTE FUNCTION refuse();
+SQL
+if bash tools/cluster-move.sh "$ROUTER" "host=$DIR/shard1 dbname=tablestore" 0 >"$DIR/movefail.log" 2>&1; then
+	echo "FAILED: a move whose copy fails reports success"; cat "$DIR/movefail.log"; fail=1
+fi
+check "a failed move leaves the partition on its node" \
+	"$(r -c "SELECT node FROM tablestore_router.partitions() WHERE partition = 0")" "host=$DIR/shard0 dbname=tablestore"
+check "a failed move leaves no copy on the target" \
+	"$(psql -X -q -At -h "$DIR/shard1" -d tablestore -c "SELECT (SELECT count(*) FROM tablestore_data.orders WHERE tablestore.partition_hash(pk) & 15 = 0) + (SELECT count(*) FROM tablestore_data.audit WHERE tablestore.partition_hash(pk) & 15 = 0)")" 0
+check "a failed move changes no count through the router" "$(count_all)" "$counts_before"
+psql -X -q -h "$DIR/shard1" -d tablestore -c "DROP TRIGGER refuse ON tablestore_data.orders"
+bash tools/cluster-move.sh "$ROUTER" "host=$DIR/shard1 dbname=tablestore" 0 >>"$DIR/movefail.log" 2>&1 || { cat "$DIR/movefail.log"; fail=1; }
+check "the move, run again, moves the partition" \
+	"$(r -c "SELECT node FROM tablestore_router.partitions() WHERE partition = 0")" "host=$DIR/shard1 dbname=tablestore"
+check "the move, run again, changes no count through the router" "$(count_all)" "$counts_before"
+check "the move, run again, leaves nothing on the old node" \
+	"$(psql -X -q -At -h "$DIR/shard0" -d tablestore -c "SELECT (SELECT count(*) FROM tablestore_data.orders WHERE tablestore.partition_hash(pk) & 15 = 0) + (SELECT count(*) FROM tablestore_data.audit WHERE tablestore.partition_hash(pk) & 15 = 0)")" 0
 exit $fail

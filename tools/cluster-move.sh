@@ -19,12 +19,13 @@
 #   2. copy the partition's entities (pk, rk, ts, props: ETags and
 #      Timestamps unchanged) of every table from its node to TARGET, after
 #      removing what an earlier, interrupted move left there, and compare
-#      the counts;
+#      the counts, all tables in one transaction on TARGET;
 #   3. ALTER SERVER tablestore_cluster OPTIONS (SET p<partition> TARGET);
-#   4. delete the partition's entities on the old node;
+#   4. delete the partition's entities on the old node (one transaction);
 #   5. release the lock: the waiting calls run, on TARGET.
-# If a step fails, the lock is released with the partition still on its old
-# node, which still has all of it; run the script again.
+# If step 2 or 3 fails, the lock is released with the partition still on
+# its old node, which still has all of it, and nothing of it on TARGET; run
+# the script again.
 #
 # The lock is the router's: with several routers, stop the others' traffic
 # to the partitions being moved, or move through each of them in turn.
@@ -61,39 +62,50 @@ fi
 
 # one partition: the steps 2 to 4 (called from the router session below)
 move_one() {
-	local p=$1 source rel rels="" t n_src n_dst cond
+	local p=$1 source rel rels="" t n cond copy="BEGIN;" drop="BEGIN;"
 	source=$(rq -c "SELECT node FROM tablestore_router.partitions() WHERE partition = $p")
 	if [ "$source" = "$TARGET" ]; then
 		echo "partition $p: already on the target"
 		return 0
 	fi
 	cond="tablestore.partition_hash(pk) & $((NPARTS - 1)) = $p"
+	# Step 2 is one transaction on the target for all tables: whatever
+	# fails, nothing of the partition is left there (the target may be a
+	# node that queries over all nodes read already).  psql runs the
+	# source's COPY TO STDOUT as the program of each \copy FROM PROGRAM.
+	export CLUSTER_MOVE_SOURCE=$source
 	for t in $TABLES; do
 		rel=$(psql -X -q -At -v ON_ERROR_STOP=1 -d "$source" \
 			-c "SELECT quote_ident(relation_name) FROM tablestore.tables WHERE table_name = \$\$$t\$\$")
 		rels="$rels $rel"
-		tq -c "DELETE FROM tablestore_data.$rel WHERE $cond"
-		psql -X -q -v ON_ERROR_STOP=1 -d "$source" \
-			-c "\\copy (SELECT pk, rk, ts, props FROM tablestore_data.$rel WHERE $cond) TO STDOUT (FORMAT binary)" |
-			tq -c "\\copy tablestore_data.$rel (pk, rk, ts, props) FROM STDIN (FORMAT binary)"
-		n_src=$(psql -X -q -At -d "$source" -c "SELECT count(*) FROM tablestore_data.$rel WHERE $cond")
-		n_dst=$(tq -c "SELECT count(*) FROM tablestore_data.$rel WHERE $cond")
-		if [ "$n_src" != "$n_dst" ]; then
-			echo "partition $p, table $t: $n_src entities on the node, $n_dst copied" >&2
-			return 1
-		fi
-		echo "partition $p, table $t: $n_src entities copied"
+		n=$(psql -X -q -At -v ON_ERROR_STOP=1 -d "$source" -c "SELECT count(*) FROM tablestore_data.$rel WHERE $cond")
+		copy="$copy
+DELETE FROM tablestore_data.$rel WHERE $cond;
+\\copy tablestore_data.$rel (pk, rk, ts, props) FROM PROGRAM 'psql -X -q -v ON_ERROR_STOP=1 -d \"\$CLUSTER_MOVE_SOURCE\" -c \"COPY (SELECT pk, rk, ts, props FROM tablestore_data.$rel WHERE $cond) TO STDOUT (FORMAT binary)\"' (FORMAT binary)
+DO \$\$BEGIN
+	IF (SELECT count(*) FROM tablestore_data.$rel WHERE $cond) <> $n THEN
+		RAISE 'partition $p, table $t: % entities copied of $n', (SELECT count(*) FROM tablestore_data.$rel WHERE $cond);
+	END IF;
+END\$\$;
+\\echo partition $p, table $t: $n entities copied"
+		drop="$drop
+DELETE FROM tablestore_data.$rel WHERE $cond;"
 	done
+	tq <<<"$copy
+COMMIT;" || { echo "partition $p: the copy failed; nothing of it is on the target" >&2; return 1; }
 	sleep "${MOVE_HOLD:-0}"
-	rq -c "ALTER SERVER tablestore_cluster OPTIONS (SET p$p \$\$$TARGET\$\$)"
-	for rel in $rels; do
-		psql -X -q -v ON_ERROR_STOP=1 -d "$source" -c "DELETE FROM tablestore_data.$rel WHERE $cond" || {
-			echo "partition $p is on the target, but its old copy on $source is not deleted:" >&2
-			echo "queries over all nodes return it twice until you run there, for each of$rels," >&2
-			echo "  DELETE FROM tablestore_data.<relation> WHERE $cond" >&2
-			return 1
-		}
-	done
+	if ! rq -c "ALTER SERVER tablestore_cluster OPTIONS (SET p$p \$\$$TARGET\$\$)"; then
+		tq <<<"$drop
+COMMIT;" && echo "partition $p: the router was not changed; its copy on the target is removed" >&2
+		return 1
+	fi
+	psql -X -q -v ON_ERROR_STOP=1 -d "$source" <<<"$drop
+COMMIT;" || {
+		echo "partition $p is on the target, but its old copy on $source is not deleted:" >&2
+		echo "queries over all nodes return it twice until you run there, for each of$rels," >&2
+		echo "  DELETE FROM tablestore_data.<relation> WHERE $cond" >&2
+		return 1
+	}
 	echo "partition $p: now on the target"
 }
 
