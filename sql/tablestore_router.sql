@@ -26,11 +26,14 @@ GRANT USAGE ON SCHEMA tablestore_router TO PUBLIC;
 -- configure: (re)define the cluster.  Partition i (of partitions, a power
 -- of two) goes to nodes[i % n]; each node is a libpq connection string of
 -- a tablestore database.  The user mapping for PUBLIC (without a user
--- name) makes every call run on the shards as the calling role.
+-- name) makes every call run on the shards as the calling role.  Run again,
+-- it replaces the partition map and keeps the server's other options and
+-- user mappings.
 CREATE FUNCTION tablestore_router.configure(nodes text[], partitions integer DEFAULT 16) RETURNS void
 	LANGUAGE plpgsql SET search_path = pg_catalog AS $$
 DECLARE
 	opts text := '';
+	adds text := '';
 	n integer := coalesce(array_length(nodes, 1), 0);
 BEGIN
 	IF n = 0 OR array_position(nodes, NULL) IS NOT NULL THEN
@@ -55,13 +58,26 @@ BEGIN
 	FOR i IN 0 .. partitions - 1 LOOP
 		opts := opts || CASE WHEN i > 0 THEN ', ' ELSE '' END
 			|| format('p%s %L', i, nodes[1 + i % n]);
+		adds := adds || CASE WHEN i > 0 THEN ', ' ELSE '' END
+			|| format('ADD p%s %L', i, nodes[1 + i % n]);
 	END LOOP;
-	IF EXISTS (SELECT FROM pg_foreign_server WHERE srvname = 'tablestore_cluster') THEN
-		DROP SERVER tablestore_cluster CASCADE;
+	IF NOT EXISTS (SELECT FROM pg_foreign_server WHERE srvname = 'tablestore_cluster') THEN
+		EXECUTE 'CREATE SERVER tablestore_cluster FOREIGN DATA WRAPPER plproxy OPTIONS ('
+			|| opts || ')';
+	ELSE
+		-- a new partition map in one ALTER (PL/Proxy validates the result):
+		-- the server's other options and its user mappings, which may carry
+		-- passwords, stay as they are
+		EXECUTE 'ALTER SERVER tablestore_cluster OPTIONS ('
+			|| concat_ws(', ', (SELECT string_agg(format('DROP %I', split_part(o, '=', 1)), ', ')
+					FROM pg_foreign_server s, unnest(s.srvoptions) o
+					WHERE s.srvname = 'tablestore_cluster' AND split_part(o, '=', 1) ~ '^p[0-9]+$'),
+				adds)
+			|| ')';
 	END IF;
-	EXECUTE 'CREATE SERVER tablestore_cluster FOREIGN DATA WRAPPER plproxy OPTIONS ('
-		|| opts || ')';
-	CREATE USER MAPPING FOR PUBLIC SERVER tablestore_cluster;
+	IF NOT EXISTS (SELECT FROM pg_user_mappings WHERE srvname = 'tablestore_cluster' AND umuser = 0) THEN
+		CREATE USER MAPPING FOR PUBLIC SERVER tablestore_cluster;
+	END IF;
 	GRANT USAGE ON FOREIGN SERVER tablestore_cluster TO PUBLIC;
 END $$;
 REVOKE ALL ON FUNCTION tablestore_router.configure(text[], integer) FROM PUBLIC;

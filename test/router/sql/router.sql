@@ -52,6 +52,21 @@ SELECT tablestore_router.configure(ARRAY['host=a PASSWORD =secret']);
 SELECT tablestore_router.configure(ARRAY['postgresql://app:secret@db1/tablestore']);
 SELECT tablestore_router.configure(ARRAY['postgres://db1/tablestore?user=app&password=secret']);
 SELECT count(*) AS partitions FROM tablestore_router.partitions();
+-- the largest cluster: 256 nodes of a partition each (rolled back); a
+-- 257th node has no partition.  configure() run again keeps the server's
+-- other options and its user mappings (they may carry passwords).
+BEGIN;
+CREATE ROLE ts_router_mapped;
+CREATE USER MAPPING FOR ts_router_mapped SERVER tablestore_cluster OPTIONS (user 'app', password 'secret');
+ALTER SERVER tablestore_cluster OPTIONS (ADD connection_lifetime '1800');
+SELECT tablestore_router.configure(array_agg('host=node' || i ORDER BY i), 256) FROM generate_series(1, 256) i;
+SELECT count(*) AS partitions, count(DISTINCT node) AS nodes, min(node) FILTER (WHERE partition = 255) AS last
+	FROM tablestore_router.partitions();
+SELECT array(SELECT o FROM pg_foreign_server s, unnest(s.srvoptions) o WHERE s.srvname = 'tablestore_cluster' AND o !~ '^p[0-9]') AS other_options,
+	array(SELECT usename || ' ' || coalesce(array_to_string(umoptions, ','), '') FROM pg_user_mappings WHERE srvname = 'tablestore_cluster' ORDER BY 1) AS mappings;
+SELECT tablestore_router.partition_of('Sales') AS sales;
+ROLLBACK;
+SELECT tablestore_router.configure(array_agg('host=node' || i ORDER BY i), 256) FROM generate_series(1, 257) i;
 -- the cluster not configured (rolled back)
 BEGIN;
 DROP SERVER tablestore_cluster CASCADE;
