@@ -51,6 +51,18 @@ SELECT tablestore_router.configure(ARRAY['host=a', 'host=b password=secret']);
 SELECT tablestore_router.configure(ARRAY['host=a PASSWORD =secret']);
 SELECT tablestore_router.configure(ARRAY['postgresql://app:secret@db1/tablestore']);
 SELECT tablestore_router.configure(ARRAY['postgres://db1/tablestore?user=app&password=secret']);
+-- nor the passphrase of an SSL key
+SELECT tablestore_router.configure(ARRAY['host=a sslpassword=secret']);
+SELECT tablestore_router.configure(ARRAY['postgresql://db1/tablestore?sslpassword=secret']);
+-- an array with other subscripts is its nodes in order; one of more
+-- dimensions is no list of nodes
+SELECT tablestore_router.configure('[0:1]={"host=a password=secret","host=b"}'::text[]);
+SELECT tablestore_router.configure('[3:3]={NULL}'::text[], 1);
+SELECT tablestore_router.configure(ARRAY[['host=a'], ['host=b']]);
+BEGIN;
+SELECT tablestore_router.configure('[5:6]={"host=x","host=y"}'::text[], 2);
+SELECT * FROM tablestore_router.partitions();
+ROLLBACK;
 SELECT count(*) AS partitions FROM tablestore_router.partitions();
 -- the cluster not configured (rolled back)
 BEGIN;
