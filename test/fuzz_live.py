@@ -33,7 +33,9 @@ the fixture's tables only (no odd relations: node internals, as
 verify_index and regclass arguments are, which a router has not).  The
 functions are those of extension tablestore_router that PUBLIC may execute:
 the API (the PL/Proxy calls behind it and configure() are the superuser's
-and take a partition as given).  A router's calls commit on the shards
+and take a partition as given).  A fifth role, ts_fz_router_only, exists
+on the router only, so that the shards refuse its connections.  A
+router's calls commit on the shards
 whatever the router's transaction does, so a delete_table of a fixture
 table runs as a role that may not delete it, never as its owner or the
 superuser.
@@ -592,6 +594,10 @@ def main():
     extension = "tablestore_router" if ROUTER else "tablestore"
     R.seed(seed)
     roles = [("ts_fz_user", 6), ("ts_fz_norights", 1), ("ts_fz_owner", 2), ("postgres", 1)]
+    if ROUTER:
+        # a role of the router that no shard has: every call it makes on a
+        # shard is refused at the connection (the router's connection_error)
+        roles.append(("ts_fz_router_only", 1))
     conns = {r: Conn("%s user=%s" % (base, r)) for r, _ in roles}
     for c in conns.values():
         c.connect()

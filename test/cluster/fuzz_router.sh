@@ -12,7 +12,8 @@
 # security of Policed), loads the fixture through the router's API (psql
 # variable ts_router: non-ASCII, supplementary-plane, 512-unit and empty
 # keys), and runs test/fuzz_live.py --router against the router for
-# FUZZ_ROUTER_SECONDS (default 45) as four roles.  Fails on a lost
+# FUZZ_ROUTER_SECONDS (default 45) as those four roles and a fifth that
+# only the router has (every shard refuses its connections).  Fails on a lost
 # connection to the router (a router backend crash), an internal error
 # (XX000) from the router or a shard, "(null)" in a message, an error
 # message over 8 KiB or a statement that ignores its statement_timeout seen
@@ -63,6 +64,8 @@ shards() {
 ts_cluster_psql "$DIR" -c "CREATE ROLE ts_fz_owner LOGIN" -c "CREATE ROLE ts_fz_user LOGIN" \
 	-c "CREATE ROLE ts_fz_norights LOGIN" || { status=1; exit 1; }
 shards -c "GRANT CREATE ON SCHEMA tablestore_data TO ts_fz_owner" || { status=1; exit 1; }
+# and a role that only the router has: the shards refuse its connections
+psql -X -q -v ON_ERROR_STOP=1 -d tablestore -c "CREATE ROLE ts_fz_router_only LOGIN" || { status=1; exit 1; }
 psql -X -q -At -v ON_ERROR_STOP=1 -v ts_router=1 -d tablestore -o /dev/null -f test/fuzz_fixture.sql || { status=1; exit 1; }
 # what one node's fixture grants on its relations, granted on each shard
 shards -c "SET ROLE ts_fz_owner" \
