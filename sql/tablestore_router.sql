@@ -34,8 +34,15 @@ CREATE FUNCTION tablestore_router.configure(nodes text[], partitions integer DEF
 DECLARE
 	opts text := '';
 	adds text := '';
-	n integer := coalesce(array_length(nodes, 1), 0);
+	n integer;
 BEGIN
+	IF array_ndims(nodes) > 1 THEN
+		RAISE EXCEPTION 'nodes must be a one-dimensional array of connection strings' USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	-- the nodes in order, subscripted from 1 whatever the caller's array
+	-- was (a slice always is)
+	nodes := nodes[array_lower(nodes, 1):array_upper(nodes, 1)];
+	n := coalesce(array_length(nodes, 1), 0);
 	IF n = 0 OR array_position(nodes, NULL) IS NOT NULL THEN
 		RAISE EXCEPTION 'a cluster needs at least one node, none of them NULL' USING ERRCODE = 'invalid_parameter_value';
 	END IF;
@@ -44,15 +51,16 @@ BEGIN
 	END IF;
 	-- a server's options are readable by every role (pg_foreign_server), so
 	-- a password there would be anybody's: it belongs in a user mapping or
-	-- in the .pgpass of the router's server
+	-- in the .pgpass of the router's server (and an SSL key's passphrase,
+	-- sslpassword, with it)
 	FOR i IN 1 .. n LOOP
-		IF nodes[i] ~* '(^|[[:space:]])password[[:space:]]*='
+		IF nodes[i] ~* '(^|[[:space:]])(ssl)?password[[:space:]]*='
 			OR nodes[i] ~* '^postgres(ql)?://[^/?#@]*:[^/?#@]*@'
-			OR nodes[i] ~* '^postgres(ql)?://.*[?&]password=' THEN
+			OR nodes[i] ~* '^postgres(ql)?://.*[?&](ssl)?password=' THEN
 			RAISE EXCEPTION 'the connection string of node % carries a password', i
 				USING ERRCODE = 'invalid_parameter_value',
 				DETAIL = 'The options of a foreign server are readable by every role.',
-				HINT = 'Give the password in a user mapping of server tablestore_cluster, or in the .pgpass file of the router''s server.';
+				HINT = 'Give it in a user mapping of server tablestore_cluster, or a password in the .pgpass file of the router''s server.';
 		END IF;
 	END LOOP;
 	FOR i IN 0 .. partitions - 1 LOOP

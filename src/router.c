@@ -1018,12 +1018,20 @@ fetch_page(int part, text *table, text *filter, text *select, int top,
 
 		if (row->nulls[0])
 		{
-			/* a node's continuation: the merged page stops before it */
-			text	   *cpk = DatumGetTextPP(row->values[1]);
-			text	   *crk = DatumGetTextPP(row->values[2]);
+			/*
+			 * A node's continuation: the merged page stops before it.  One
+			 * without both keys is no page a node writes; taken as the end
+			 * of that node's entities it would cut them off silently.
+			 */
+			text	   *cpk;
+			text	   *crk;
 
 			if (row->nulls[1] || row->nulls[2])
-				continue;
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg("a node returned a continuation without its keys")));
+			cpk = DatumGetTextPP(row->values[1]);
+			crk = DatumGetTextPP(row->values[2]);
 			if (bound_pk == NULL || key_cmp(cpk, crk, bound_pk, bound_rk) < 0)
 			{
 				bound_pk = cpk;
@@ -1134,7 +1142,9 @@ router_page(FunctionCallInfo fcinfo, bool json)
 								"tablestore_router._query_entities_page(" PAGE_ARGS ")",
 								7, args, anulls, &nrows);
 		if (nrows != 1)
-			elog(ERROR, "a node returned %d rows for a page", nrows);
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("a node returned %d rows for a page", nrows)));
 		PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, rows[0].values, rows[0].nulls)));
 	}
 

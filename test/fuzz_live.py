@@ -2,7 +2,7 @@
 """test/fuzz_live.py: random input for every SQL function of tablestore, on a
 live server.
 
-Usage: fuzz_live.py CONNINFO_PREFIX SECONDS SEED WORKDIR
+Usage: fuzz_live.py [--router] CONNINFO_PREFIX SECONDS SEED WORKDIR
 
 CONNINFO_PREFIX is libpq connection text without a user (e.g. "host=/tmp/x
 dbname=fz"); the database must hold test/fuzz_fixture.sql.  The functions
@@ -26,6 +26,19 @@ statement stays short enough to show as a reproduction.  Statements run as
 ts_fz_user (ordinary rights), ts_fz_norights, ts_fz_owner (owns the tables)
 and the superuser; the superuser's statements, and the owner's delete_table,
 run in a transaction that is rolled back.
+
+--router: the database is a scale-out router (extension tablestore_router,
+test/cluster/fuzz_router.sh) whose fixture was made through its API, with
+the fixture's tables only (no odd relations: node internals, as
+verify_index and regclass arguments are, which a router has not).  The
+functions are those of extension tablestore_router that PUBLIC may execute:
+the API (the PL/Proxy calls behind it and configure() are the superuser's
+and take a partition as given).  A fifth role, ts_fz_router_only, exists
+on the router only, so that the shards refuse its connections.  A
+router's calls commit on the shards
+whatever the router's transaction does, so a delete_table of a fixture
+table runs as a role that may not delete it, never as its owner or the
+superuser.
 
 It goes on after a failure (reconnecting after a crash) and at the end
 prints how many statements ran, their outcomes, and every distinct finding:
@@ -195,6 +208,9 @@ TABLES = ["Alpha", "Beta", "Gamma", "Secret", "Policed", "alpha", "BETA", "Missi
           "Alpha", "Beta", "Alpha", "Beta",
           "Oddint", "Oddtext", "Oddpart", "Oddpart_a", "Oddview", "Oddnull", "Oddarray", "Orphan", "Renamed", "Renamed2",
           "Oddcheck", "Oddkid"]
+# the fixture's tables (test/fuzz_fixture.sql), in lower case
+FIXTURE_TABLES = {"alpha", "beta", "gamma", "secret", "policed", "longkeys"}
+ROUTER = False    # --router: the database is a scale-out router
 
 
 def gen_table_name():
@@ -564,12 +580,24 @@ def gen_arg(name, typ, fname):
 # ---------------------------------------------------------------- run
 
 def main():
-    if len(sys.argv) != 5:
+    global ROUTER
+    argv = sys.argv[1:]
+    if argv[:1] == ["--router"]:
+        ROUTER = True
+        argv = argv[1:]
+        # the odd relations are made on a node, not through a router
+        TABLES[:] = [t for t in TABLES if t.lower() in FIXTURE_TABLES or t in ("Missing", "tables", "Tables")]
+    if len(argv) != 4:
         print(__doc__)
         return 2
-    base, seconds, seed, workdir = sys.argv[1], float(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+    base, seconds, seed, workdir = argv[0], float(argv[1]), int(argv[2]), argv[3]
+    extension = "tablestore_router" if ROUTER else "tablestore"
     R.seed(seed)
     roles = [("ts_fz_user", 6), ("ts_fz_norights", 1), ("ts_fz_owner", 2), ("postgres", 1)]
+    if ROUTER:
+        # a role of the router that no shard has: every call it makes on a
+        # shard is refused at the connection (the router's connection_error)
+        roles.append(("ts_fz_router_only", 1))
     conns = {r: Conn("%s user=%s" % (base, r)) for r, _ in roles}
     for c in conns.values():
         c.connect()
@@ -582,7 +610,7 @@ def main():
         "FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace "
         "JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e' "
         "JOIN pg_extension x ON x.oid = d.refobjid AND d.refclassid = 'pg_extension'::regclass "
-        "WHERE x.extname = 'tablestore'")
+        "WHERE x.extname = '%s'%s" % (extension, " AND has_function_privilege('public', p.oid, 'EXECUTE')" if ROUTER else ""))
     funcs = []
     for line in rows[0][0].split("\n"):
         sig, qname, retset, argnames, argtypes = line.split("\t")
@@ -591,14 +619,15 @@ def main():
         if "internal" in types:
             continue        # SQL cannot pass a value of type internal, not even NULL
         funcs.append((sig, qname, retset == "true", list(zip(names + [""] * (len(types) - len(names)), types))))
-    ok, _, _, rows = admin.exec(
-        "SELECT string_agg(indexrelid::regclass::text, ' ') FROM pg_index WHERE indrelid IN "
-        "(SELECT oid FROM pg_class WHERE relnamespace = 'tablestore_data'::regnamespace)")
-    REGCLASSES.extend((rows[0][0] or "").split())
-    REGCLASSES.extend(["tablestore_data.alpha", "tablestore.tables", "tablestore.tables_pkey"])
+    if not ROUTER:
+        ok, _, _, rows = admin.exec(
+            "SELECT string_agg(indexrelid::regclass::text, ' ') FROM pg_index WHERE indrelid IN "
+            "(SELECT oid FROM pg_class WHERE relnamespace = 'tablestore_data'::regnamespace)")
+        REGCLASSES.extend((rows[0][0] or "").split())
+        REGCLASSES.extend(["tablestore_data.alpha", "tablestore.tables", "tablestore.tables_pkey"])
     # the key type's comparison and I/O functions are simple: a third of the weight
     weights = [1 if re.search(r"\.key_", f[1]) else 3 for f in funcs]
-    print("fuzz_live: seed %d, %.0f s, %d functions of extension tablestore" % (seed, seconds, len(funcs)))
+    print("fuzz_live: seed %d, %.0f s, %d functions of extension %s" % (seed, seconds, len(funcs), extension))
 
     log = open(workdir + "/statements.log", "w", encoding="utf-8")
     counts, states, findings, slow = {}, {}, {}, {}
@@ -649,6 +678,10 @@ def main():
             if R.random() < 0.3 and qname.endswith(("_entity", "execute_batch")) and not qname.endswith("delete_entity"):
                 sql = "SELECT %s::text" % call        # keep the result: ETags for later
         role = R.choices([r for r, _ in roles], [w for _, w in roles])[0]
+        if ROUTER and qname.endswith("delete_table") and role in ("ts_fz_owner", "postgres") \
+                and args and args[0] in [lit(t) for t in TABLES if t.lower() in FIXTURE_TABLES]:
+            # the shards would commit it: a role that may not delete the table
+            role = "ts_fz_user"
         rollback = role == "postgres" or (role == "ts_fz_owner" and qname.endswith("delete_table")) or R.random() < 0.2
         if probes:
             # the fixed probes first, whatever the seed

@@ -8,7 +8,8 @@
 #   the Azure SDKs and raw HTTP (test/gateway/run.sh), sqlsmith's random SQL
 #   (test/sqlsmith.sh), the SQL-level suites through a scale-out router with
 #   2 shards (test/router_regress.sh), random arguments for every function on a live server
-#   (test/fuzz_live.sh), the $filter parser's unit tests and a 20-second
+#   (test/fuzz_live.sh) and through a router (test/cluster/fuzz_router.sh),
+#   the $filter parser's unit tests and a 20-second
 #   libFuzzer run; at the end, the server log must show no crash.
 # Exits non-zero on any failure, printing regression.diffs and the server log.
 set -u
@@ -68,6 +69,9 @@ run bash test/cluster/robustness.sh
 run bash test/cluster/lock_table.sh
 # growing a cluster from 2 to 4 nodes under writes (tools/cluster-move.sh)
 run bash test/cluster_grow.sh
+# random arguments for every function of the router, through a router with
+# 2 shards (FUZZ_ROUTER_SECONDS): no crash or XX000 on the router or a shard
+run bash test/cluster/fuzz_router.sh
 # random input on live servers of their own: sqlsmith's random SQL, and
 # random arguments for every function of the extension (each reports how
 # many statements it ran; SQLSMITH_SECONDS, FUZZ_LIVE_SECONDS)

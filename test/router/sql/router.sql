@@ -51,6 +51,18 @@ SELECT tablestore_router.configure(ARRAY['host=a', 'host=b password=secret']);
 SELECT tablestore_router.configure(ARRAY['host=a PASSWORD =secret']);
 SELECT tablestore_router.configure(ARRAY['postgresql://app:secret@db1/tablestore']);
 SELECT tablestore_router.configure(ARRAY['postgres://db1/tablestore?user=app&password=secret']);
+-- nor the passphrase of an SSL key
+SELECT tablestore_router.configure(ARRAY['host=a sslpassword=secret']);
+SELECT tablestore_router.configure(ARRAY['postgresql://db1/tablestore?sslpassword=secret']);
+-- an array with other subscripts is its nodes in order; one of more
+-- dimensions is no list of nodes
+SELECT tablestore_router.configure('[0:1]={"host=a password=secret","host=b"}'::text[]);
+SELECT tablestore_router.configure('[3:3]={NULL}'::text[], 1);
+SELECT tablestore_router.configure(ARRAY[['host=a'], ['host=b']]);
+BEGIN;
+SELECT tablestore_router.configure('[5:6]={"host=x","host=y"}'::text[], 2);
+SELECT * FROM tablestore_router.partitions();
+ROLLBACK;
 SELECT count(*) AS partitions FROM tablestore_router.partitions();
 -- the largest cluster: 256 nodes of a partition each (rolled back); a
 -- 257th node has no partition.  configure() run again keeps the server's
@@ -73,3 +85,56 @@ DROP SERVER tablestore_cluster CASCADE;
 SELECT tablestore.get_entity('Routed', 'p1', 'r');
 ROLLBACK;
 SELECT tablestore.get_entity('Routed', 'p1', 'r')->>'N' AS n;
+
+-- A node's reply is read as untrusted as a page on disk: a page row whose
+-- keys are missing, or a page of other than one row, is an error
+-- (DATA_CORRUPTED), never a crash or a page merged as if that node had
+-- ended.  Node 0's _query_page_keyed and query_entities_page are replaced
+-- for a moment by ones that return such rows (by the filter).
+SELECT current_setting('unix_socket_directories') AS router,
+	(SELECT substring(node FROM 'host=(\S+)') FROM tablestore_router.partitions() WHERE partition = 0) AS node0,
+	(SELECT format('PartitionKey eq %L', 'p' || i) FROM generate_series(1, 40) i, tablestore_router.partitions() p
+	 WHERE p.partition = tablestore_router.partition_of('p' || i)
+		AND p.node = (SELECT node FROM tablestore_router.partitions() WHERE partition = 0) LIMIT 1) AS on_node0 \gset
+\connect tablestore postgres :node0
+CREATE OR REPLACE FUNCTION tablestore._query_page_keyed(table_name text, filter text, select_list text,
+		top integer, next_partition_key text, next_row_key text)
+	RETURNS TABLE (entity json, next_partition_key text, next_row_key text, partition_key text, row_key text)
+	LANGUAGE sql STABLE AS $$
+	SELECT NULL::json, CASE WHEN filter = 'N eq 2' THEN 'p1' END, NULL::text, NULL::text, NULL::text
+	WHERE filter <> 'N eq 3'
+	UNION ALL
+	SELECT '{}'::json, NULL, NULL, NULL, 'r' WHERE filter = 'N eq 3' $$;
+CREATE OR REPLACE FUNCTION tablestore.query_entities_page(table_name text, filter text DEFAULT NULL, select_list text DEFAULT NULL,
+		top integer DEFAULT NULL, next_partition_key text DEFAULT NULL, next_row_key text DEFAULT NULL)
+	RETURNS TABLE (entities jsonb, next_partition_key text, next_row_key text)
+	LANGUAGE sql STABLE AS $$ SELECT NULL::jsonb, NULL::text, NULL::text WHERE false $$;
+\connect tablestore postgres :router
+-- a continuation without its keys, with one of them, an entity without its keys
+\set VERBOSITY sqlstate
+SELECT * FROM tablestore.query_entities_page('Routed', 'N eq 1');
+\set VERBOSITY default
+SELECT * FROM tablestore.query_entities_page('Routed', 'N eq 1');
+SELECT * FROM tablestore.query_entities_page('Routed', 'N eq 2');
+SELECT * FROM tablestore.query_entities_page('Routed', 'N eq 3');
+SELECT count(*) FROM tablestore.query_page('Routed', 'N eq 1');
+SELECT count(*) FROM tablestore.query_entities('Routed', 'N eq 1');
+SELECT count(*) FROM tablestore.query_entities_json('Routed', 'N eq 2');
+-- a page of a partition on node 0 without any row
+\set VERBOSITY sqlstate
+SELECT * FROM tablestore.query_entities_page('Routed', :'on_node0');
+\set VERBOSITY default
+SELECT * FROM tablestore.query_entities_page('Routed', :'on_node0');
+\connect tablestore postgres :node0
+CREATE OR REPLACE FUNCTION tablestore._query_page_keyed(table_name text, filter text, select_list text,
+		top integer, next_partition_key text, next_row_key text)
+	RETURNS TABLE (entity json, next_partition_key text, next_row_key text, partition_key text, row_key text)
+	AS '$libdir/tablestore', 'query_page_rows' LANGUAGE C STABLE ROWS 1000;
+CREATE OR REPLACE FUNCTION tablestore.query_entities_page(table_name text, filter text DEFAULT NULL, select_list text DEFAULT NULL,
+		top integer DEFAULT NULL, next_partition_key text DEFAULT NULL, next_row_key text DEFAULT NULL)
+	RETURNS TABLE (entities jsonb, next_partition_key text, next_row_key text)
+	AS '$libdir/tablestore', 'query_entities_page' LANGUAGE C STABLE;
+\connect tablestore postgres :router
+-- node 0 answers as a node again
+SELECT count(*) AS entities FROM tablestore.query_entities('Routed', 'N eq 1');
+SELECT jsonb_array_length(entities) AS entities FROM tablestore.query_entities_page('Routed', :'on_node0');
