@@ -112,84 +112,99 @@ CREATE FUNCTION tablestore.partition_hash(partition_key text) RETURNS integer
 COMMENT ON FUNCTION tablestore.partition_hash(text) IS 'the stable hash of a PartitionKey that the router routes by';
 
 -- The PL/Proxy calls.  Each takes the partition first (RUN ON it) and runs
--- the shard's function of the same name; the C functions of schema
--- tablestore below pick the partition, wait for a partition that is being
--- moved, and give the shard's errors as the shard raised them.
+-- the shard's function of the same name through its _routed_ form, which
+-- returns the function's error as data (the last column, error: SQLSTATE,
+-- message, detail, hint) so that PL/Proxy keeps its connection; the C
+-- functions of schema tablestore below pick the partition, wait for a
+-- partition that is being moved, and raise the shard's errors as the shard
+-- raised them.
 
-CREATE FUNCTION tablestore_router._create_table(table_name text) RETURNS SETOF boolean
+CREATE FUNCTION tablestore_router._create_table(table_name text)
+	RETURNS TABLE (result boolean, error text[])
 	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON ALL;
-	SELECT tablestore.create_table_if_absent(table_name) AS _create_table; $$;
-CREATE FUNCTION tablestore_router._create_table_on(part integer, table_name text) RETURNS void
+	SELECT * FROM tablestore._routed_create_table_if_absent(table_name); $$;
+CREATE FUNCTION tablestore_router._create_table_on(part integer, table_name text)
+	RETURNS TABLE (error text[])
 	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON part;
-	SELECT tablestore.create_table(table_name) AS _create_table_on; $$;
-CREATE FUNCTION tablestore_router._delete_table(table_name text) RETURNS SETOF boolean
+	SELECT * FROM tablestore._routed_create_table(table_name); $$;
+CREATE FUNCTION tablestore_router._delete_table(table_name text)
+	RETURNS TABLE (result boolean, error text[])
 	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON ALL;
-	SELECT tablestore.delete_table_if_exists(table_name) AS _delete_table; $$;
-CREATE FUNCTION tablestore_router._delete_table_on(part integer, table_name text) RETURNS void
+	SELECT * FROM tablestore._routed_delete_table_if_exists(table_name); $$;
+CREATE FUNCTION tablestore_router._delete_table_on(part integer, table_name text)
+	RETURNS TABLE (error text[])
 	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON part;
-	SELECT tablestore.delete_table(table_name) AS _delete_table_on; $$;
-CREATE FUNCTION tablestore_router._list_tables(filter text) RETURNS SETOF text
+	SELECT * FROM tablestore._routed_delete_table(table_name); $$;
+CREATE FUNCTION tablestore_router._list_tables(filter text)
+	RETURNS TABLE (result text, error text[])
 	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON ALL;
-	SELECT t AS _list_tables FROM tablestore.list_tables(filter) t; $$;
+	SELECT * FROM tablestore._routed_list_tables(filter); $$;
 
-CREATE FUNCTION tablestore_router._insert_entity(part integer, table_name text, entity jsonb) RETURNS jsonb
+CREATE FUNCTION tablestore_router._insert_entity(part integer, table_name text, entity jsonb)
+	RETURNS TABLE (result jsonb, error text[])
 	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON part;
-	SELECT tablestore.insert_entity(table_name, entity) AS _insert_entity; $$;
-CREATE FUNCTION tablestore_router._update_entity(part integer, table_name text, entity jsonb, if_match text) RETURNS jsonb
+	SELECT * FROM tablestore._routed_insert_entity(table_name, entity); $$;
+CREATE FUNCTION tablestore_router._update_entity(part integer, table_name text, entity jsonb, if_match text)
+	RETURNS TABLE (result jsonb, error text[])
 	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON part;
-	SELECT tablestore.update_entity(table_name, entity, if_match) AS _update_entity; $$;
-CREATE FUNCTION tablestore_router._merge_entity(part integer, table_name text, entity jsonb, if_match text) RETURNS jsonb
+	SELECT * FROM tablestore._routed_update_entity(table_name, entity, if_match); $$;
+CREATE FUNCTION tablestore_router._merge_entity(part integer, table_name text, entity jsonb, if_match text)
+	RETURNS TABLE (result jsonb, error text[])
 	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON part;
-	SELECT tablestore.merge_entity(table_name, entity, if_match) AS _merge_entity; $$;
-CREATE FUNCTION tablestore_router._insert_or_replace_entity(part integer, table_name text, entity jsonb) RETURNS jsonb
+	SELECT * FROM tablestore._routed_merge_entity(table_name, entity, if_match); $$;
+CREATE FUNCTION tablestore_router._insert_or_replace_entity(part integer, table_name text, entity jsonb)
+	RETURNS TABLE (result jsonb, error text[])
 	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON part;
-	SELECT tablestore.insert_or_replace_entity(table_name, entity) AS _insert_or_replace_entity; $$;
-CREATE FUNCTION tablestore_router._insert_or_merge_entity(part integer, table_name text, entity jsonb) RETURNS jsonb
+	SELECT * FROM tablestore._routed_insert_or_replace_entity(table_name, entity); $$;
+CREATE FUNCTION tablestore_router._insert_or_merge_entity(part integer, table_name text, entity jsonb)
+	RETURNS TABLE (result jsonb, error text[])
 	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON part;
-	SELECT tablestore.insert_or_merge_entity(table_name, entity) AS _insert_or_merge_entity; $$;
-CREATE FUNCTION tablestore_router._delete_entity(part integer, table_name text, partition_key text, row_key text, if_match text) RETURNS void
+	SELECT * FROM tablestore._routed_insert_or_merge_entity(table_name, entity); $$;
+CREATE FUNCTION tablestore_router._delete_entity(part integer, table_name text, partition_key text, row_key text, if_match text)
+	RETURNS TABLE (error text[])
 	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON part;
-	SELECT tablestore.delete_entity(table_name, partition_key, row_key, if_match) AS _delete_entity; $$;
-CREATE FUNCTION tablestore_router._get_entity(part integer, table_name text, partition_key text, row_key text, select_list text) RETURNS jsonb
+	SELECT * FROM tablestore._routed_delete_entity(table_name, partition_key, row_key, if_match); $$;
+CREATE FUNCTION tablestore_router._get_entity(part integer, table_name text, partition_key text, row_key text, select_list text)
+	RETURNS TABLE (result jsonb, error text[])
 	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON part;
-	SELECT tablestore.get_entity(table_name, partition_key, row_key, select_list) AS _get_entity; $$;
-CREATE FUNCTION tablestore_router._execute_batch(part integer, table_name text, operations jsonb) RETURNS SETOF jsonb
+	SELECT * FROM tablestore._routed_get_entity(table_name, partition_key, row_key, select_list); $$;
+CREATE FUNCTION tablestore_router._execute_batch(part integer, table_name text, operations jsonb)
+	RETURNS TABLE (result jsonb, error text[])
 	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON part;
-	SELECT r AS _execute_batch FROM tablestore.execute_batch(table_name, operations) r; $$;
-CREATE FUNCTION tablestore_router._explain_query(part integer, table_name text, filter text) RETURNS jsonb
+	SELECT * FROM tablestore._routed_execute_batch(table_name, operations); $$;
+CREATE FUNCTION tablestore_router._explain_query(part integer, table_name text, filter text)
+	RETURNS TABLE (result jsonb, error text[])
 	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON part;
-	SELECT tablestore.explain_query(table_name, filter) AS _explain_query; $$;
+	SELECT * FROM tablestore._routed_explain_query(table_name, filter); $$;
 CREATE FUNCTION tablestore_router._query_entities_page(part integer, table_name text, filter text, select_list text,
 		top integer, next_pk text, next_rk text)
-	RETURNS TABLE (entities jsonb, next_partition_key text, next_row_key text)
+	RETURNS TABLE (entities jsonb, next_partition_key text, next_row_key text, error text[])
 	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON part;
-	SELECT * FROM tablestore.query_entities_page(table_name, filter, select_list, top, next_pk, next_rk); $$;
+	SELECT * FROM tablestore._routed_query_entities_page(table_name, filter, select_list, top, next_pk, next_rk); $$;
 CREATE FUNCTION tablestore_router._query_entities_page_json(part integer, table_name text, filter text, select_list text,
 		top integer, next_pk text, next_rk text)
-	RETURNS TABLE (entities json, next_partition_key text, next_row_key text)
+	RETURNS TABLE (entities json, next_partition_key text, next_row_key text, error text[])
 	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON part;
-	SELECT * FROM tablestore.query_entities_page_json(table_name, filter, select_list, top, next_pk, next_rk); $$;
+	SELECT * FROM tablestore._routed_query_entities_page_json(table_name, filter, select_list, top, next_pk, next_rk); $$;
 -- a page as rows, from one partition's node or from every node, with each
 -- entity's keys (the router merges pages in key order); the entity as
 -- text, which the router takes as it is (json would be parsed again)
 CREATE FUNCTION tablestore_router._query_page(part integer, table_name text, filter text, select_list text,
 		top integer, next_pk text, next_rk text)
-	RETURNS TABLE (entity text, next_partition_key text, next_row_key text, pk text, rk text)
+	RETURNS TABLE (entity text, next_partition_key text, next_row_key text, pk text, rk text, error text[])
 	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON part;
-	SELECT q.entity::text AS entity, q.next_partition_key, q.next_row_key, q.partition_key AS pk, q.row_key AS rk
-	FROM tablestore._query_page_keyed(table_name, filter, select_list, top, next_pk, next_rk) q; $$;
+	SELECT * FROM tablestore._routed_query_page(table_name, filter, select_list, top, next_pk, next_rk); $$;
 CREATE FUNCTION tablestore_router._query_page_all(table_name text, filter text, select_list text,
 		top integer, next_pk text, next_rk text)
-	RETURNS TABLE (entity text, next_partition_key text, next_row_key text, pk text, rk text)
+	RETURNS TABLE (entity text, next_partition_key text, next_row_key text, pk text, rk text, error text[])
 	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON ALL;
-	SELECT q.entity::text AS entity, q.next_partition_key, q.next_row_key, q.partition_key AS pk, q.row_key AS rk
-	FROM tablestore._query_page_keyed(table_name, filter, select_list, top, next_pk, next_rk) q; $$;
+	SELECT * FROM tablestore._routed_query_page(table_name, filter, select_list, top, next_pk, next_rk); $$;
 -- a streaming query's arguments, checked by the shard's own query_entities
 -- for the error one node gives
 CREATE FUNCTION tablestore_router._query_check(part integer, table_name text, filter text, select_list text, top integer)
-	RETURNS bigint
+	RETURNS TABLE (result bigint, error text[])
 	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON part;
-	SELECT count(*) AS _query_check FROM tablestore.query_entities(table_name, filter, select_list, top); $$;
+	SELECT * FROM tablestore._routed_query_check(table_name, filter, select_list, top); $$;
 
 -- Only the functions of schema tablestore call these, with the partition
 -- they computed (through fmgr, which needs no EXECUTE privilege): a caller

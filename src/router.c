@@ -52,6 +52,7 @@
 #include "miscadmin.h"
 #include "storage/lmgr.h"
 #include "storage/lock.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
 #include "utils/formatting.h"
@@ -562,48 +563,57 @@ remote_call_failed(MemoryContext cxt)
 }
 
 /*
- * call_remote: call a PL/Proxy function that returns one value, with the
- * shard's errors as the shard raised them.
- */
-static Datum
-call_remote(const char *signature, int nargs, Datum *args, bool *nulls, bool *isnull)
-{
-	FmgrInfo	flinfo;
-	MemoryContext oldcxt = CurrentMemoryContext;
-	Datum		result = (Datum) 0;
-	LOCAL_FCINFO(fcinfo, 8);
-
-	(void) remote_call_init(signature, &flinfo, fcinfo, nargs, args, nulls, NULL);
-	quiet_begin();
-	PG_TRY();
-	{
-		result = FunctionCallInvoke(fcinfo);
-		*isnull = fcinfo->isnull;
-	}
-	PG_CATCH();
-	{
-		remote_call_failed(oldcxt);
-	}
-	PG_END_TRY();
-	quiet_end();
-	return result;
-}
-
-/*
  * A result row of a set-returning PL/Proxy call, copied out.
  */
 typedef struct RemoteRow
 {
-	Datum		values[5];
-	bool		nulls[5];
+	Datum		values[6];
+	bool		nulls[6];
 } RemoteRow;
 
 /*
+ * raise_node_error: raise a node's error that its _routed_ function
+ * returned as data (SQLSTATE, message, detail, hint) as the node raised it,
+ * with the caller's context, as on one node.
+ */
+static void raise_node_error(Datum error) pg_attribute_noreturn();
+
+static void
+raise_node_error(Datum error)
+{
+	Datum	   *elems;
+	bool	   *enulls;
+	int			n;
+	ErrorData	ed;
+	char	   *state;
+
+	deconstruct_array(DatumGetArrayTypeP(error), TEXTOID, -1, false, TYPALIGN_INT,
+					  &elems, &enulls, &n);
+	if (n != 4 || enulls[0] || enulls[1] ||
+		strlen(state = TextDatumGetCString(elems[0])) != 5 ||
+		strspn(state, "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ") != 5)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("a node returned an error that is not one")));
+	memset(&ed, 0, sizeof(ed));
+	ed.elevel = ERROR;
+	ed.sqlerrcode = MAKE_SQLSTATE(state[0], state[1], state[2], state[3], state[4]);
+	ed.message = TextDatumGetCString(elems[1]);
+	ed.detail = enulls[2] ? NULL : TextDatumGetCString(elems[2]);
+	ed.hint = enulls[3] ? NULL : TextDatumGetCString(elems[3]);
+	ed.assoc_context = CurrentMemoryContext;
+	ThrowErrorData(&ed);
+	pg_unreachable();
+}
+
+/*
  * call_remote_rows: call a set-returning PL/Proxy function (value per
- * call, as the executor would) and copy its rows (at most 5 columns) into
+ * call, as the executor would) and copy its rows (at most 6 columns) into
  * the current memory context.  Called through fmgr rather than SQL, so the
  * calls need no EXECUTE privilege: only the functions of schema tablestore
- * reach them, with the partition they computed.
+ * reach them, with the partition they computed.  The last column of every
+ * such function is the node's error, as data: the first row that has one
+ * raises it.
  */
 static RemoteRow *
 call_remote_rows(const char *signature, int nargs, Datum *args, bool *nulls, int *nrows)
@@ -619,6 +629,7 @@ call_remote_rows(const char *signature, int nargs, Datum *args, bool *nulls, int
 	int			n = 0;
 	int16		typlen = -1;
 	bool		typbyval = false;
+	int			errcol;
 	LOCAL_FCINFO(fcinfo, 8);
 
 	memset(&rsinfo, 0, sizeof(rsinfo));
@@ -635,6 +646,11 @@ call_remote_rows(const char *signature, int nargs, Datum *args, bool *nulls, int
 	if (desc != NULL && desc->natts > (int) lengthof(((RemoteRow *) NULL)->values))
 		elog(ERROR, "function %s returns %d columns, more than the router reads", signature, desc->natts);
 	rsinfo.expectedDesc = desc;
+	/* the error column: the last one, or the only one (a text[]) */
+	if (desc != NULL)
+		errcol = strcmp(NameStr(TupleDescAttr(desc, desc->natts - 1)->attname), "error") == 0 ? desc->natts - 1 : -1;
+	else
+		errcol = get_func_rettype(fn) == TEXTARRAYOID ? 0 : -1;
 	rows = palloc0(sizeof(RemoteRow) * cap);
 
 	quiet_begin();
@@ -695,8 +711,33 @@ call_remote_rows(const char *signature, int nargs, Datum *args, bool *nulls, int
 	PG_END_TRY();
 	quiet_end();
 	FreeExprContext(econtext, true);
+	if (errcol >= 0)
+	{
+		for (int r = 0; r < n; r++)
+			if (!rows[r].nulls[errcol])
+				raise_node_error(rows[r].values[errcol]);
+	}
 	*nrows = n;
 	return rows;
+}
+
+/*
+ * call_remote: call a PL/Proxy function that runs on one partition's node
+ * and returns one row: its first column (or nothing, for a function of the
+ * error column alone), with the node's error raised as the node raised it.
+ */
+static Datum
+call_remote(const char *signature, int nargs, Datum *args, bool *nulls, bool *isnull)
+{
+	int			nrows;
+	RemoteRow  *rows = call_remote_rows(signature, nargs, args, nulls, &nrows);
+
+	if (nrows != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("a node returned %d rows for a call", nrows)));
+	*isnull = rows[0].nulls[0];
+	return rows[0].values[0];
 }
 
 #define ARG_TEXT(n) (PG_ARGISNULL(n) ? NULL : PG_GETARG_TEXT_PP(n))

@@ -40,6 +40,20 @@ SELECT count(DISTINCT n) AS pages, count(*) AS entities,
 	array_agg(e->>'PartitionKey' ORDER BY n, ord) = array_agg(e->>'PartitionKey' ORDER BY (e->>'PartitionKey')::tablestore.key) AS in_key_order
 FROM walk, jsonb_array_elements(page) WITH ORDINALITY x(e, ord);
 
+-- a node's errors do not cost its connection: they come back as data (the
+-- _routed_ calls), so PL/Proxy keeps its session on the node (it drops a
+-- connection whose call raised an error, and connects again next time)
+CREATE FUNCTION public.node_pid(part integer) RETURNS integer
+	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON part; SELECT pg_backend_pid() AS node_pid; $$;
+CREATE TEMP TABLE pids AS SELECT public.node_pid(tablestore_router.partition_of('p1')) AS before;
+SELECT tablestore.get_entity('Routed', 'p1', 'missing');
+SELECT tablestore.insert_entity('Routed', '{"PartitionKey": "p1", "RowKey": "r"}');
+SELECT tablestore.update_entity('Routed', '{"PartitionKey": "p1", "RowKey": "r"}', 'W/"datetime''2020-01-01T00%3A00%3A00Z''"');
+SELECT tablestore.execute_batch('Routed', '[{"op": "delete", "entity": {"PartitionKey": "p1", "RowKey": "missing"}}]');
+SELECT tablestore.query_entities_page('Routed', 'PartitionKey eq ''p1'' and', NULL);
+SELECT before = public.node_pid(tablestore_router.partition_of('p1')) AS same_node_session FROM pids;
+DROP FUNCTION public.node_pid(integer);
+
 -- configure() refuses what is not a cluster, and changes nothing then
 SELECT tablestore_router.configure(ARRAY[]::text[]);
 SELECT tablestore_router.configure(ARRAY['host=a', NULL]);
