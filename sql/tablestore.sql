@@ -256,68 +256,27 @@ CREATE FUNCTION tablestore._query_page_keyed(table_name text, filter text, selec
 COMMENT ON FUNCTION tablestore._query_page_keyed(text, text, text, integer, text, text) IS 'internal: query_page with each entity''s keys, for a scale-out router';
 
 -- The calls of a scale-out router (extension tablestore_router).  Each
--- runs one function of the API and returns its error, if it raises one, as
--- data (error: SQLSTATE, message, detail, hint) rather than raising it: a
--- call that ends in an error makes PL/Proxy drop its connection to the node
--- and connect again on the next call, which costs milliseconds, and errors
--- (an entity not found, a stale ETag) are everyday answers.  The call runs
--- in a subtransaction, so an error leaves nothing behind.  The router raises
--- the error again as the node raised it.
-CREATE FUNCTION tablestore._routed_create_table_if_absent(table_name text, OUT result boolean, OUT error text[])
-	LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog AS $$
-DECLARE
-	s text;
-	m text;
-	d text;
-	h text;
-BEGIN
-	result := tablestore.create_table_if_absent(table_name);
-EXCEPTION WHEN OTHERS THEN
-	GET STACKED DIAGNOSTICS s = RETURNED_SQLSTATE, m = MESSAGE_TEXT, d = PG_EXCEPTION_DETAIL, h = PG_EXCEPTION_HINT;
-	error := ARRAY[s, m, nullif(d, ''), nullif(h, '')];
-END $$;
+-- runs one function of the API and answers its error, if it raises one, as
+-- data rather than raising it: a call that ends in an error makes PL/Proxy
+-- drop its connection to the node and connect again on the next call,
+-- which costs milliseconds, and errors (an entity not found, a stale ETag)
+-- are everyday answers.  The call runs in a subtransaction, so an error
+-- leaves nothing behind; the router raises the error again as the node
+-- raised it.  The one-value calls (C, src/routedcall.c) answer jsonb: the
+-- result (a boolean as jsonb, nothing for void), or {"#error": [SQLSTATE,
+-- message, detail, hint]}; the set calls answer rows with a last column
+-- error (SQLSTATE, message, detail, hint).
+CREATE FUNCTION tablestore._routed_create_table_if_absent(table_name text) RETURNS jsonb
+	AS 'MODULE_PATHNAME', 'routed_call' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION tablestore._routed_create_table_if_absent(text) IS 'internal: create_table_if_absent for a scale-out router, with its error as data';
-CREATE FUNCTION tablestore._routed_create_table(table_name text, OUT error text[])
-	LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog AS $$
-DECLARE
-	s text;
-	m text;
-	d text;
-	h text;
-BEGIN
-	PERFORM tablestore.create_table(table_name);
-EXCEPTION WHEN OTHERS THEN
-	GET STACKED DIAGNOSTICS s = RETURNED_SQLSTATE, m = MESSAGE_TEXT, d = PG_EXCEPTION_DETAIL, h = PG_EXCEPTION_HINT;
-	error := ARRAY[s, m, nullif(d, ''), nullif(h, '')];
-END $$;
+CREATE FUNCTION tablestore._routed_create_table(table_name text) RETURNS jsonb
+	AS 'MODULE_PATHNAME', 'routed_call' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION tablestore._routed_create_table(text) IS 'internal: create_table for a scale-out router, with its error as data';
-CREATE FUNCTION tablestore._routed_delete_table_if_exists(table_name text, OUT result boolean, OUT error text[])
-	LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog AS $$
-DECLARE
-	s text;
-	m text;
-	d text;
-	h text;
-BEGIN
-	result := tablestore.delete_table_if_exists(table_name);
-EXCEPTION WHEN OTHERS THEN
-	GET STACKED DIAGNOSTICS s = RETURNED_SQLSTATE, m = MESSAGE_TEXT, d = PG_EXCEPTION_DETAIL, h = PG_EXCEPTION_HINT;
-	error := ARRAY[s, m, nullif(d, ''), nullif(h, '')];
-END $$;
+CREATE FUNCTION tablestore._routed_delete_table_if_exists(table_name text) RETURNS jsonb
+	AS 'MODULE_PATHNAME', 'routed_call' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION tablestore._routed_delete_table_if_exists(text) IS 'internal: delete_table_if_exists for a scale-out router, with its error as data';
-CREATE FUNCTION tablestore._routed_delete_table(table_name text, OUT error text[])
-	LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog AS $$
-DECLARE
-	s text;
-	m text;
-	d text;
-	h text;
-BEGIN
-	PERFORM tablestore.delete_table(table_name);
-EXCEPTION WHEN OTHERS THEN
-	GET STACKED DIAGNOSTICS s = RETURNED_SQLSTATE, m = MESSAGE_TEXT, d = PG_EXCEPTION_DETAIL, h = PG_EXCEPTION_HINT;
-	error := ARRAY[s, m, nullif(d, ''), nullif(h, '')];
-END $$;
+CREATE FUNCTION tablestore._routed_delete_table(table_name text) RETURNS jsonb
+	AS 'MODULE_PATHNAME', 'routed_call' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION tablestore._routed_delete_table(text) IS 'internal: delete_table for a scale-out router, with its error as data';
 CREATE FUNCTION tablestore._routed_list_tables(filter text)
 	RETURNS TABLE (result text, error text[])
@@ -334,103 +293,26 @@ EXCEPTION WHEN OTHERS THEN
 	RETURN QUERY SELECT NULL::text, ARRAY[s, m, nullif(d, ''), nullif(h, '')];
 END $$;
 COMMENT ON FUNCTION tablestore._routed_list_tables(text) IS 'internal: list_tables for a scale-out router, with its error as data';
-CREATE FUNCTION tablestore._routed_insert_entity(table_name text, entity jsonb, OUT result jsonb, OUT error text[])
-	LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog AS $$
-DECLARE
-	s text;
-	m text;
-	d text;
-	h text;
-BEGIN
-	result := tablestore.insert_entity(table_name, entity);
-EXCEPTION WHEN OTHERS THEN
-	GET STACKED DIAGNOSTICS s = RETURNED_SQLSTATE, m = MESSAGE_TEXT, d = PG_EXCEPTION_DETAIL, h = PG_EXCEPTION_HINT;
-	error := ARRAY[s, m, nullif(d, ''), nullif(h, '')];
-END $$;
+CREATE FUNCTION tablestore._routed_insert_entity(table_name text, entity jsonb) RETURNS jsonb
+	AS 'MODULE_PATHNAME', 'routed_call' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION tablestore._routed_insert_entity(text, jsonb) IS 'internal: insert_entity for a scale-out router, with its error as data';
-CREATE FUNCTION tablestore._routed_update_entity(table_name text, entity jsonb, if_match text, OUT result jsonb, OUT error text[])
-	LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog AS $$
-DECLARE
-	s text;
-	m text;
-	d text;
-	h text;
-BEGIN
-	result := tablestore.update_entity(table_name, entity, if_match);
-EXCEPTION WHEN OTHERS THEN
-	GET STACKED DIAGNOSTICS s = RETURNED_SQLSTATE, m = MESSAGE_TEXT, d = PG_EXCEPTION_DETAIL, h = PG_EXCEPTION_HINT;
-	error := ARRAY[s, m, nullif(d, ''), nullif(h, '')];
-END $$;
+CREATE FUNCTION tablestore._routed_update_entity(table_name text, entity jsonb, if_match text) RETURNS jsonb
+	AS 'MODULE_PATHNAME', 'routed_call' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION tablestore._routed_update_entity(text, jsonb, text) IS 'internal: update_entity for a scale-out router, with its error as data';
-CREATE FUNCTION tablestore._routed_merge_entity(table_name text, entity jsonb, if_match text, OUT result jsonb, OUT error text[])
-	LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog AS $$
-DECLARE
-	s text;
-	m text;
-	d text;
-	h text;
-BEGIN
-	result := tablestore.merge_entity(table_name, entity, if_match);
-EXCEPTION WHEN OTHERS THEN
-	GET STACKED DIAGNOSTICS s = RETURNED_SQLSTATE, m = MESSAGE_TEXT, d = PG_EXCEPTION_DETAIL, h = PG_EXCEPTION_HINT;
-	error := ARRAY[s, m, nullif(d, ''), nullif(h, '')];
-END $$;
+CREATE FUNCTION tablestore._routed_merge_entity(table_name text, entity jsonb, if_match text) RETURNS jsonb
+	AS 'MODULE_PATHNAME', 'routed_call' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION tablestore._routed_merge_entity(text, jsonb, text) IS 'internal: merge_entity for a scale-out router, with its error as data';
-CREATE FUNCTION tablestore._routed_insert_or_replace_entity(table_name text, entity jsonb, OUT result jsonb, OUT error text[])
-	LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog AS $$
-DECLARE
-	s text;
-	m text;
-	d text;
-	h text;
-BEGIN
-	result := tablestore.insert_or_replace_entity(table_name, entity);
-EXCEPTION WHEN OTHERS THEN
-	GET STACKED DIAGNOSTICS s = RETURNED_SQLSTATE, m = MESSAGE_TEXT, d = PG_EXCEPTION_DETAIL, h = PG_EXCEPTION_HINT;
-	error := ARRAY[s, m, nullif(d, ''), nullif(h, '')];
-END $$;
+CREATE FUNCTION tablestore._routed_insert_or_replace_entity(table_name text, entity jsonb) RETURNS jsonb
+	AS 'MODULE_PATHNAME', 'routed_call' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION tablestore._routed_insert_or_replace_entity(text, jsonb) IS 'internal: insert_or_replace_entity for a scale-out router, with its error as data';
-CREATE FUNCTION tablestore._routed_insert_or_merge_entity(table_name text, entity jsonb, OUT result jsonb, OUT error text[])
-	LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog AS $$
-DECLARE
-	s text;
-	m text;
-	d text;
-	h text;
-BEGIN
-	result := tablestore.insert_or_merge_entity(table_name, entity);
-EXCEPTION WHEN OTHERS THEN
-	GET STACKED DIAGNOSTICS s = RETURNED_SQLSTATE, m = MESSAGE_TEXT, d = PG_EXCEPTION_DETAIL, h = PG_EXCEPTION_HINT;
-	error := ARRAY[s, m, nullif(d, ''), nullif(h, '')];
-END $$;
+CREATE FUNCTION tablestore._routed_insert_or_merge_entity(table_name text, entity jsonb) RETURNS jsonb
+	AS 'MODULE_PATHNAME', 'routed_call' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION tablestore._routed_insert_or_merge_entity(text, jsonb) IS 'internal: insert_or_merge_entity for a scale-out router, with its error as data';
-CREATE FUNCTION tablestore._routed_delete_entity(table_name text, partition_key text, row_key text, if_match text, OUT error text[])
-	LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog AS $$
-DECLARE
-	s text;
-	m text;
-	d text;
-	h text;
-BEGIN
-	PERFORM tablestore.delete_entity(table_name, partition_key, row_key, if_match);
-EXCEPTION WHEN OTHERS THEN
-	GET STACKED DIAGNOSTICS s = RETURNED_SQLSTATE, m = MESSAGE_TEXT, d = PG_EXCEPTION_DETAIL, h = PG_EXCEPTION_HINT;
-	error := ARRAY[s, m, nullif(d, ''), nullif(h, '')];
-END $$;
+CREATE FUNCTION tablestore._routed_delete_entity(table_name text, partition_key text, row_key text, if_match text) RETURNS jsonb
+	AS 'MODULE_PATHNAME', 'routed_call' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION tablestore._routed_delete_entity(text, text, text, text) IS 'internal: delete_entity for a scale-out router, with its error as data';
-CREATE FUNCTION tablestore._routed_get_entity(table_name text, partition_key text, row_key text, select_list text, OUT result jsonb, OUT error text[])
-	LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog AS $$
-DECLARE
-	s text;
-	m text;
-	d text;
-	h text;
-BEGIN
-	result := tablestore.get_entity(table_name, partition_key, row_key, select_list);
-EXCEPTION WHEN OTHERS THEN
-	GET STACKED DIAGNOSTICS s = RETURNED_SQLSTATE, m = MESSAGE_TEXT, d = PG_EXCEPTION_DETAIL, h = PG_EXCEPTION_HINT;
-	error := ARRAY[s, m, nullif(d, ''), nullif(h, '')];
-END $$;
+CREATE FUNCTION tablestore._routed_get_entity(table_name text, partition_key text, row_key text, select_list text) RETURNS jsonb
+	AS 'MODULE_PATHNAME', 'routed_call' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION tablestore._routed_get_entity(text, text, text, text) IS 'internal: get_entity for a scale-out router, with its error as data';
 CREATE FUNCTION tablestore._routed_execute_batch(table_name text, operations jsonb)
 	RETURNS TABLE (result jsonb, error text[])
@@ -447,19 +329,8 @@ EXCEPTION WHEN OTHERS THEN
 	RETURN QUERY SELECT NULL::jsonb, ARRAY[s, m, nullif(d, ''), nullif(h, '')];
 END $$;
 COMMENT ON FUNCTION tablestore._routed_execute_batch(text, jsonb) IS 'internal: execute_batch for a scale-out router, with its error as data';
-CREATE FUNCTION tablestore._routed_explain_query(table_name text, filter text, OUT result jsonb, OUT error text[])
-	LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog AS $$
-DECLARE
-	s text;
-	m text;
-	d text;
-	h text;
-BEGIN
-	result := tablestore.explain_query(table_name, filter);
-EXCEPTION WHEN OTHERS THEN
-	GET STACKED DIAGNOSTICS s = RETURNED_SQLSTATE, m = MESSAGE_TEXT, d = PG_EXCEPTION_DETAIL, h = PG_EXCEPTION_HINT;
-	error := ARRAY[s, m, nullif(d, ''), nullif(h, '')];
-END $$;
+CREATE FUNCTION tablestore._routed_explain_query(table_name text, filter text) RETURNS jsonb
+	AS 'MODULE_PATHNAME', 'routed_call' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION tablestore._routed_explain_query(text, text) IS 'internal: explain_query for a scale-out router, with its error as data';
 CREATE FUNCTION tablestore._routed_query_entities_page(table_name text, filter text, select_list text, top integer, next_pk text, next_rk text)
 	RETURNS TABLE (entities jsonb, next_partition_key text, next_row_key text, error text[])

@@ -113,69 +113,69 @@ COMMENT ON FUNCTION tablestore.partition_hash(text) IS 'the stable hash of a Par
 
 -- The PL/Proxy calls.  Each takes the partition first (RUN ON it) and runs
 -- the shard's function of the same name through its _routed_ form, which
--- returns the function's error as data (the last column, error: SQLSTATE,
--- message, detail, hint) so that PL/Proxy keeps its connection; the C
--- functions of schema tablestore below pick the partition, wait for a
--- partition that is being moved, and raise the shard's errors as the shard
--- raised them.
+-- answers the function's error as data so that PL/Proxy keeps its
+-- connection (a one-value call: jsonb, {"#error": [...]} for an error; a set
+-- call: a last column error); the C functions of schema tablestore below
+-- pick the partition, wait for a partition that is being moved, and raise
+-- the shard's errors as the shard raised them.
 
 CREATE FUNCTION tablestore_router._create_table(table_name text)
-	RETURNS TABLE (result boolean, error text[])
+	RETURNS SETOF jsonb
 	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON ALL;
-	SELECT * FROM tablestore._routed_create_table_if_absent(table_name); $$;
+	SELECT tablestore._routed_create_table_if_absent(table_name) AS _create_table; $$;
 CREATE FUNCTION tablestore_router._create_table_on(part integer, table_name text)
-	RETURNS TABLE (error text[])
+	RETURNS jsonb
 	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON part;
-	SELECT * FROM tablestore._routed_create_table(table_name); $$;
+	SELECT tablestore._routed_create_table(table_name) AS _create_table_on; $$;
 CREATE FUNCTION tablestore_router._delete_table(table_name text)
-	RETURNS TABLE (result boolean, error text[])
+	RETURNS SETOF jsonb
 	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON ALL;
-	SELECT * FROM tablestore._routed_delete_table_if_exists(table_name); $$;
+	SELECT tablestore._routed_delete_table_if_exists(table_name) AS _delete_table; $$;
 CREATE FUNCTION tablestore_router._delete_table_on(part integer, table_name text)
-	RETURNS TABLE (error text[])
+	RETURNS jsonb
 	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON part;
-	SELECT * FROM tablestore._routed_delete_table(table_name); $$;
+	SELECT tablestore._routed_delete_table(table_name) AS _delete_table_on; $$;
 CREATE FUNCTION tablestore_router._list_tables(filter text)
 	RETURNS TABLE (result text, error text[])
 	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON ALL;
 	SELECT * FROM tablestore._routed_list_tables(filter); $$;
 
 CREATE FUNCTION tablestore_router._insert_entity(part integer, table_name text, entity jsonb)
-	RETURNS TABLE (result jsonb, error text[])
+	RETURNS jsonb
 	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON part;
-	SELECT * FROM tablestore._routed_insert_entity(table_name, entity); $$;
+	SELECT tablestore._routed_insert_entity(table_name, entity) AS _insert_entity; $$;
 CREATE FUNCTION tablestore_router._update_entity(part integer, table_name text, entity jsonb, if_match text)
-	RETURNS TABLE (result jsonb, error text[])
+	RETURNS jsonb
 	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON part;
-	SELECT * FROM tablestore._routed_update_entity(table_name, entity, if_match); $$;
+	SELECT tablestore._routed_update_entity(table_name, entity, if_match) AS _update_entity; $$;
 CREATE FUNCTION tablestore_router._merge_entity(part integer, table_name text, entity jsonb, if_match text)
-	RETURNS TABLE (result jsonb, error text[])
+	RETURNS jsonb
 	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON part;
-	SELECT * FROM tablestore._routed_merge_entity(table_name, entity, if_match); $$;
+	SELECT tablestore._routed_merge_entity(table_name, entity, if_match) AS _merge_entity; $$;
 CREATE FUNCTION tablestore_router._insert_or_replace_entity(part integer, table_name text, entity jsonb)
-	RETURNS TABLE (result jsonb, error text[])
+	RETURNS jsonb
 	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON part;
-	SELECT * FROM tablestore._routed_insert_or_replace_entity(table_name, entity); $$;
+	SELECT tablestore._routed_insert_or_replace_entity(table_name, entity) AS _insert_or_replace_entity; $$;
 CREATE FUNCTION tablestore_router._insert_or_merge_entity(part integer, table_name text, entity jsonb)
-	RETURNS TABLE (result jsonb, error text[])
+	RETURNS jsonb
 	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON part;
-	SELECT * FROM tablestore._routed_insert_or_merge_entity(table_name, entity); $$;
+	SELECT tablestore._routed_insert_or_merge_entity(table_name, entity) AS _insert_or_merge_entity; $$;
 CREATE FUNCTION tablestore_router._delete_entity(part integer, table_name text, partition_key text, row_key text, if_match text)
-	RETURNS TABLE (error text[])
+	RETURNS jsonb
 	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON part;
-	SELECT * FROM tablestore._routed_delete_entity(table_name, partition_key, row_key, if_match); $$;
+	SELECT tablestore._routed_delete_entity(table_name, partition_key, row_key, if_match) AS _delete_entity; $$;
 CREATE FUNCTION tablestore_router._get_entity(part integer, table_name text, partition_key text, row_key text, select_list text)
-	RETURNS TABLE (result jsonb, error text[])
+	RETURNS jsonb
 	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON part;
-	SELECT * FROM tablestore._routed_get_entity(table_name, partition_key, row_key, select_list); $$;
+	SELECT tablestore._routed_get_entity(table_name, partition_key, row_key, select_list) AS _get_entity; $$;
 CREATE FUNCTION tablestore_router._execute_batch(part integer, table_name text, operations jsonb)
 	RETURNS TABLE (result jsonb, error text[])
 	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON part;
 	SELECT * FROM tablestore._routed_execute_batch(table_name, operations); $$;
 CREATE FUNCTION tablestore_router._explain_query(part integer, table_name text, filter text)
-	RETURNS TABLE (result jsonb, error text[])
+	RETURNS jsonb
 	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON part;
-	SELECT * FROM tablestore._routed_explain_query(table_name, filter); $$;
+	SELECT tablestore._routed_explain_query(table_name, filter) AS _explain_query; $$;
 CREATE FUNCTION tablestore_router._query_entities_page(part integer, table_name text, filter text, select_list text,
 		top integer, next_pk text, next_rk text)
 	RETURNS TABLE (entities jsonb, next_partition_key text, next_row_key text, error text[])

@@ -573,37 +573,119 @@ typedef struct RemoteRow
 
 /*
  * raise_node_error: raise a node's error that its _routed_ function
- * returned as data (SQLSTATE, message, detail, hint) as the node raised it,
+ * answered as data (SQLSTATE, message, detail, hint) as the node raised it,
  * with the caller's context, as on one node.
  */
-static void raise_node_error(Datum error) pg_attribute_noreturn();
+static void raise_node_error(const char *state, const char *message,
+							 const char *detail, const char *hint) pg_attribute_noreturn();
 
 static void
-raise_node_error(Datum error)
+raise_node_error(const char *state, const char *message, const char *detail, const char *hint)
+{
+	ErrorData	ed;
+
+	if (state == NULL || message == NULL || strlen(state) != 5 ||
+		strspn(state, "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ") != 5)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("a node answered an error that is not one")));
+	memset(&ed, 0, sizeof(ed));
+	ed.elevel = ERROR;
+	ed.sqlerrcode = MAKE_SQLSTATE(state[0], state[1], state[2], state[3], state[4]);
+	ed.message = pstrdup(message);
+	ed.detail = detail ? pstrdup(detail) : NULL;
+	ed.hint = hint ? pstrdup(hint) : NULL;
+	ed.assoc_context = CurrentMemoryContext;
+	ThrowErrorData(&ed);
+	pg_unreachable();
+}
+
+/* the error column of a set call's row (text[]: SQLSTATE, message, detail, hint) */
+static void raise_error_column(Datum error) pg_attribute_noreturn();
+
+static void
+raise_error_column(Datum error)
 {
 	Datum	   *elems;
 	bool	   *enulls;
 	int			n;
-	ErrorData	ed;
-	char	   *state;
+	char	   *f[4] = {NULL, NULL, NULL, NULL};
 
 	deconstruct_array(DatumGetArrayTypeP(error), TEXTOID, -1, false, TYPALIGN_INT,
 					  &elems, &enulls, &n);
-	if (n != 4 || enulls[0] || enulls[1] ||
-		strlen(state = TextDatumGetCString(elems[0])) != 5 ||
-		strspn(state, "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ") != 5)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("a node returned an error that is not one")));
-	memset(&ed, 0, sizeof(ed));
-	ed.elevel = ERROR;
-	ed.sqlerrcode = MAKE_SQLSTATE(state[0], state[1], state[2], state[3], state[4]);
-	ed.message = TextDatumGetCString(elems[1]);
-	ed.detail = enulls[2] ? NULL : TextDatumGetCString(elems[2]);
-	ed.hint = enulls[3] ? NULL : TextDatumGetCString(elems[3]);
-	ed.assoc_context = CurrentMemoryContext;
-	ThrowErrorData(&ed);
-	pg_unreachable();
+	for (int i = 0; i < n && i < 4; i++)
+		if (!enulls[i])
+			f[i] = TextDatumGetCString(elems[i]);
+	if (n != 4)
+		f[0] = NULL;
+	raise_node_error(f[0], f[1], f[2], f[3]);
+}
+
+/*
+ * check_answer: a one-value call's answer (jsonb); {"#error": [SQLSTATE,
+ * message, detail, hint]} is the node's error, raised here (no entity or
+ * plan has a property named "#error").
+ */
+static void
+check_answer(Datum answer)
+{
+	Jsonb	   *jb = DatumGetJsonbP(answer);
+	JsonbValue *err;
+	char	   *f[4] = {NULL, NULL, NULL, NULL};
+	int			n = 0;
+
+	if (!JB_ROOT_IS_OBJECT(jb) || JB_ROOT_COUNT(jb) != 1 ||
+		(err = getKeyJsonValueFromContainer(&jb->root, "#error", 6, NULL)) == NULL)
+		return;
+	if (err->type == jbvBinary && JsonContainerIsArray(err->val.binary.data))
+	{
+		JsonbIterator *it = JsonbIteratorInit(err->val.binary.data);
+		JsonbValue	v;
+		JsonbIteratorToken tok;
+
+		while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+		{
+			if (tok != WJB_ELEM)
+				continue;
+			if (n < 4 && v.type == jbvString)
+				f[n] = pnstrdup(v.val.string.val, v.val.string.len);
+			n++;
+		}
+	}
+	if (n != 4)
+		f[0] = NULL;
+	raise_node_error(f[0], f[1], f[2], f[3]);
+}
+
+/*
+ * call_remote: call a PL/Proxy function that returns one value (jsonb: a
+ * one-value _routed_ call's answer), with the shard's errors as the shard
+ * raised them.
+ */
+static Datum
+call_remote(const char *signature, int nargs, Datum *args, bool *nulls, bool *isnull)
+{
+	FmgrInfo	flinfo;
+	MemoryContext oldcxt = CurrentMemoryContext;
+	Datum		result = (Datum) 0;
+	LOCAL_FCINFO(fcinfo, 8);
+
+	(void) remote_call_init(signature, &flinfo, fcinfo, nargs, args, nulls, NULL);
+	quiet_begin();
+	PG_TRY();
+	{
+		result = FunctionCallInvoke(fcinfo);
+		*isnull = fcinfo->isnull;
+	}
+	PG_CATCH();
+	{
+		remote_call_failed(oldcxt);
+	}
+	PG_END_TRY();
+	quiet_end();
+	if (!*isnull)
+		check_answer(result);
+	return result;
 }
 
 /*
@@ -630,6 +712,7 @@ call_remote_rows(const char *signature, int nargs, Datum *args, bool *nulls, int
 	int16		typlen = -1;
 	bool		typbyval = false;
 	int			errcol;
+	Oid			rettype;
 	LOCAL_FCINFO(fcinfo, 8);
 
 	memset(&rsinfo, 0, sizeof(rsinfo));
@@ -646,11 +729,13 @@ call_remote_rows(const char *signature, int nargs, Datum *args, bool *nulls, int
 	if (desc != NULL && desc->natts > (int) lengthof(((RemoteRow *) NULL)->values))
 		elog(ERROR, "function %s returns %d columns, more than the router reads", signature, desc->natts);
 	rsinfo.expectedDesc = desc;
-	/* the error column: the last one, or the only one (a text[]) */
-	if (desc != NULL)
-		errcol = strcmp(NameStr(TupleDescAttr(desc, desc->natts - 1)->attname), "error") == 0 ? desc->natts - 1 : -1;
-	else
-		errcol = get_func_rettype(fn) == TEXTARRAYOID ? 0 : -1;
+	/*
+	 * The node's error: a set call's last column "error", or a one-value
+	 * call's jsonb answer {"#error": [...]} (the calls on every node)
+	 */
+	rettype = get_func_rettype(fn);
+	errcol = desc != NULL && strcmp(NameStr(TupleDescAttr(desc, desc->natts - 1)->attname), "error") == 0 ?
+		desc->natts - 1 : -1;
 	rows = palloc0(sizeof(RemoteRow) * cap);
 
 	quiet_begin();
@@ -711,34 +796,17 @@ call_remote_rows(const char *signature, int nargs, Datum *args, bool *nulls, int
 	PG_END_TRY();
 	quiet_end();
 	FreeExprContext(econtext, true);
-	if (errcol >= 0)
+	for (int r = 0; r < n; r++)
 	{
-		for (int r = 0; r < n; r++)
-			if (!rows[r].nulls[errcol])
-				raise_node_error(rows[r].values[errcol]);
+		if (errcol >= 0 && !rows[r].nulls[errcol])
+			raise_error_column(rows[r].values[errcol]);
+		if (desc == NULL && rettype == JSONBOID && !rows[r].nulls[0])
+			check_answer(rows[r].values[0]);
 	}
 	*nrows = n;
 	return rows;
 }
 
-/*
- * call_remote: call a PL/Proxy function that runs on one partition's node
- * and returns one row: its first column (or nothing, for a function of the
- * error column alone), with the node's error raised as the node raised it.
- */
-static Datum
-call_remote(const char *signature, int nargs, Datum *args, bool *nulls, bool *isnull)
-{
-	int			nrows;
-	RemoteRow  *rows = call_remote_rows(signature, nargs, args, nulls, &nrows);
-
-	if (nrows != 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("a node returned %d rows for a call", nrows)));
-	*isnull = rows[0].nulls[0];
-	return rows[0].values[0];
-}
 
 #define ARG_TEXT(n) (PG_ARGISNULL(n) ? NULL : PG_GETARG_TEXT_PP(n))
 #define ARG_JSONB(n) (PG_ARGISNULL(n) ? NULL : PG_GETARG_JSONB_P(n))
@@ -886,9 +954,19 @@ table_everywhere(FunctionCallInfo fcinfo, const char *all_signature, const char 
 	args[0] = PG_GETARG_DATUM(0);
 	nulls[0] = PG_ARGISNULL(0);
 	rows = call_remote_rows(all_signature, 1, args, nulls, &nrows);
+	/* each node's answer: true if it did the work (errors are raised) */
 	for (int r = 0; r < nrows; r++)
-		if (!rows[r].nulls[0] && DatumGetBool(rows[r].values[0]))
+	{
+		Jsonb	   *jb;
+		JsonbValue	v;
+
+		if (rows[r].nulls[0])
+			continue;
+		jb = DatumGetJsonbP(rows[r].values[0]);
+		if (JB_ROOT_IS_SCALAR(jb) && JsonbExtractScalar(&jb->root, &v) &&
+			v.type == jbvBool && v.val.boolean)
 			done = true;
+	}
 	if (!done)
 	{
 		forward_args(fcinfo, 0, args, nulls);
@@ -1381,11 +1459,11 @@ router_stream(FunctionCallInfo fcinfo, bool json)
 		{
 			Datum		args[5];
 			bool		nulls[5];
-			bool		isnull;
+			int			nrows;
 
 			forward_args(fcinfo, Max(part, 0), args, nulls);
-			(void) call_remote("tablestore_router._query_check(pg_catalog.int4,pg_catalog.text,pg_catalog.text,pg_catalog.text,pg_catalog.int4)",
-							   5, args, nulls, &isnull);
+			(void) call_remote_rows("tablestore_router._query_check(pg_catalog.int4,pg_catalog.text,pg_catalog.text,pg_catalog.text,pg_catalog.int4)",
+									5, args, nulls, &nrows);
 		}
 	}
 	fctx = SRF_PERCALL_SETUP();

@@ -20,8 +20,9 @@
 -- Functions taking type internal cannot be called from SQL at all; the file
 -- checks that they are exactly the three support functions and that every
 -- other function of the extension is covered.  The router's calls
--- (tablestore._routed_*) return their function's error as data (column
--- error) instead of raising it: that error counts as the call's.
+-- (tablestore._routed_*) answer their function's error as data (a set
+-- call's column error, a one-value call's {"#error": [...]}) instead of
+-- raising it: that error counts as the call's.
 BEGIN;
 
 CREATE ROLE ts_nm_owner NOLOGIN;
@@ -161,13 +162,20 @@ DECLARE
 	d text;
 	h text;
 	e text[];
+	j jsonb;
 BEGIN
 	FOR c IN SELECT * FROM nm_cases ORDER BY sig, role, pos, kind LOOP
 		st := '00000'; m := NULL; d := NULL; h := NULL;
 		BEGIN
 			EXECUTE format('SET LOCAL ROLE %I', c.role);
-			IF c.sig LIKE 'tablestore.\_routed\_%' THEN
-				-- the error column: its error is the call's
+			IF c.sig LIKE 'tablestore.\_routed\_%' AND (SELECT p.prorettype = 'jsonb'::regtype FROM pg_proc p WHERE p.oid = c.sig::regprocedure) THEN
+				-- a one-value call: its answer {"#error": [...]} is the call's error
+				EXECUTE 'SELECT v->''#error'' FROM (SELECT ' || c.call || ' AS v) s' INTO j;
+				IF j IS NOT NULL THEN
+					st := j->>0; m := j->>1; d := j->>2; h := j->>3;
+				END IF;
+			ELSIF c.sig LIKE 'tablestore.\_routed\_%' THEN
+				-- a set call: its error column is the call's error
 				EXECUTE 'SELECT r.error FROM ' || c.call || ' r WHERE r.error IS NOT NULL LIMIT 1' INTO e;
 				IF e IS NOT NULL THEN
 					st := e[1]; m := e[2]; d := e[3]; h := e[4];
