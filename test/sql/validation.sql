@@ -6,32 +6,23 @@
 -- more members than jsonb's offset stride.  Every stored form must be,
 -- byte for byte, what jsonb's own input function makes of its text.
 
--- val(e): the stored form of e, marked if its bytes differ from jsonb_in's
--- for the same text; or the SQLSTATE and message of its error
-CREATE FUNCTION pg_temp.val(e jsonb) RETURNS text LANGUAGE plpgsql AS $$
+-- val(e, members): the stored form of e (with members, the number of its
+-- stored members instead: for large entities), marked if its bytes differ
+-- from jsonb_in's for the same text; or the SQLSTATE and message of its
+-- error
+CREATE FUNCTION pg_temp.val(e jsonb, members boolean DEFAULT false) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
 	s jsonb;
 	same boolean;
 BEGIN
 	s := tablestore.validate_entity(e);
 	SELECT r1 *= r2 INTO same FROM (SELECT s) r1, (SELECT s::text::jsonb) r2;
-	RETURN s::text || CASE WHEN same THEN '' ELSE '  <-- NOT THE BYTES jsonb_in MAKES' END;
+	RETURN CASE WHEN members THEN 'ok: ' || (SELECT count(*) FROM jsonb_object_keys(s)) || ' members' ELSE s::text END
+		|| CASE WHEN same THEN '' ELSE '  <-- NOT THE BYTES jsonb_in MAKES' END;
 EXCEPTION WHEN OTHERS THEN
 	RETURN SQLSTATE || ': ' || SQLERRM;
 END $$;
--- big(e): as val, for large entities: the number of stored members instead
-CREATE FUNCTION pg_temp.big(e jsonb) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-	s jsonb;
-	same boolean;
-BEGIN
-	s := tablestore.validate_entity(e);
-	SELECT r1 *= r2 INTO same FROM (SELECT s) r1, (SELECT s::text::jsonb) r2;
-	RETURN 'ok: ' || (SELECT count(*) FROM jsonb_object_keys(s)) || ' members' ||
-		CASE WHEN same THEN '' ELSE '  <-- NOT THE BYTES jsonb_in MAKES' END;
-EXCEPTION WHEN OTHERS THEN
-	RETURN SQLSTATE || ': ' || SQLERRM;
-END $$;
+CREATE FUNCTION pg_temp.big(e jsonb) RETURNS text LANGUAGE sql AS $$ SELECT pg_temp.val(e, true) $$;
 -- ent(extra): an entity with keys p and r and the members of extra
 CREATE FUNCTION pg_temp.ent(extra jsonb) RETURNS jsonb LANGUAGE sql IMMUTABLE
 	AS $$ SELECT '{"PartitionKey": "p", "RowKey": "r"}'::jsonb || extra $$;
