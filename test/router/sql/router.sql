@@ -152,3 +152,32 @@ CREATE OR REPLACE FUNCTION tablestore.query_entities_page(table_name text, filte
 -- node 0 answers as a node again
 SELECT count(*) AS entities FROM tablestore.query_entities('Routed', 'N eq 1');
 SELECT jsonb_array_length(entities) AS entities FROM tablestore.query_entities_page('Routed', :'on_node0');
+
+-- An error a node answers as data is read as untrusted too: one that is
+-- not [SQLSTATE, message, detail, hint] is DATA_CORRUPTED, whether it comes
+-- from a one-value call (get_entity) or a set call (list_tables).
+\connect tablestore postgres :node0
+ALTER FUNCTION tablestore._routed_get_entity(text, text, text, text) RENAME TO _routed_get_entity_real;
+CREATE FUNCTION tablestore._routed_get_entity(table_name text, partition_key text, row_key text, select_list text) RETURNS jsonb
+	LANGUAGE sql AS $$ SELECT CASE row_key WHEN 'short' THEN '{"#error": ["P0002"]}'
+		ELSE '{"#error": ["not a state", "m", null, null]}' END::jsonb $$;
+ALTER FUNCTION tablestore._routed_list_tables(text) RENAME TO _routed_list_tables_real;
+CREATE FUNCTION tablestore._routed_list_tables(filter text) RETURNS TABLE (result text, error text[])
+	LANGUAGE sql AS $$ SELECT NULL::text, ARRAY['42P01'] $$;
+\connect tablestore postgres :router
+SELECT pk FROM (SELECT 'p' || i AS pk FROM generate_series(1, 40) i) k
+	WHERE tablestore_router.partition_of(pk) IN (SELECT partition FROM tablestore_router.partitions()
+		WHERE node = (SELECT node FROM tablestore_router.partitions() WHERE partition = 0)) LIMIT 1 \gset
+\set VERBOSITY sqlstate
+SELECT tablestore.get_entity('Routed', :'pk', 'short');
+SELECT tablestore.get_entity('Routed', :'pk', 'r');
+SELECT tablestore.list_tables();
+\set VERBOSITY default
+SELECT tablestore.get_entity('Routed', :'pk', 'short');
+\connect tablestore postgres :node0
+DROP FUNCTION tablestore._routed_get_entity(text, text, text, text);
+ALTER FUNCTION tablestore._routed_get_entity_real(text, text, text, text) RENAME TO _routed_get_entity;
+DROP FUNCTION tablestore._routed_list_tables(text);
+ALTER FUNCTION tablestore._routed_list_tables_real(text) RENAME TO _routed_list_tables;
+\connect tablestore postgres :router
+SELECT tablestore.get_entity('Routed', :'pk', 'r')->>'RowKey' AS row_key, count(*) AS tables FROM tablestore.list_tables();
