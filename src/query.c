@@ -19,9 +19,13 @@
  * first).  Memory stays flat however many entities match.
  *
  * Privileges: the scan reads the entity relation without the executor, so
- * it checks SELECT on the relation itself, with PostgreSQL's usual error,
- * and refuses a relation with row-level security enabled rather than
- * bypass its policies.
+ * it checks SELECT on the relation itself, with PostgreSQL's usual error.
+ * Where row-level security applies to the caller it reads through SQL
+ * instead, so that the policies apply: a statement per batch of rows, each
+ * resuming after the last key read, under the snapshot the scan began with.
+ * No cursor is kept between calls: a cursor opened while the caller's
+ * subtransaction is open dies with that subtransaction, while the scan,
+ * part of the caller's query (a PL/pgSQL cursor, say), lives on.
  *
  *-------------------------------------------------------------------------
  */
@@ -44,7 +48,6 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
-#include "utils/portal.h"
 #include "utils/rel.h"
 #include "utils/rls.h"
 #include "utils/snapmgr.h"
@@ -61,6 +64,18 @@
  * entities of 1 MiB would).
  */
 #define TS_MAX_PAGE_BYTES	(32 * 1024 * 1024)
+
+/* The rows of one statement of a scan through SQL. */
+#define SQL_BATCH_ROWS		100
+
+/* Where the next statement of a scan through SQL resumes in its segment. */
+typedef enum SqlResume
+{
+	SQL_SEGMENT_START,			/* the segment from its start */
+	SQL_REST_OF_PARTITION,		/* last_pk's entities after last_rk */
+	SQL_LATER_PARTITIONS,		/* the partitions after last_pk */
+	SQL_SEGMENT_DONE			/* nothing more in the segment */
+} SqlResume;
 
 /* A running scan of a table's entities. */
 typedef struct QueryScan
@@ -83,13 +98,17 @@ typedef struct QueryScan
 
 	/*
 	 * Under row-level security the scan reads through SQL, so that the
-	 * policies apply: one cursor per segment, fetched in batches.
+	 * policies apply: a statement per batch of SQL_BATCH_ROWS rows of a
+	 * segment, each resuming after the key of the last row read (snapshot
+	 * is the scan's, as for the direct scan).
 	 */
 	bool		via_sql;
 	char	   *relname;		/* the relation's name */
 	char	   *qualname;		/* quoted, qualified, for SQL text */
-	Portal		cursor;			/* the open segment's cursor, or NULL */
-	char	   *cursor_name;
+	SqlResume	resume;			/* where the segment's next statement starts */
+	text	   *last_pk;		/* the key of the last row read, in keycxt */
+	text	   *last_rk;
+	MemoryContext keycxt;		/* last_pk and last_rk; reset per batch */
 	MemoryContext batchcxt;		/* the fetched rows; reset per batch */
 	HeapTuple  *batch;
 	TupleDesc	batch_desc;
@@ -110,7 +129,6 @@ typedef struct ScanEntity
 
 static QueryScan *query_open(Oid relid, Oid indexid, TsQueryPlan *plan, text *next_pk,
 							 text *next_rk, const char *select_list, int64 top);
-static void sql_close_cursor(QueryScan *qs);
 
 /*
  * Resolve a table for a query: its relation, locked, and the caller's
@@ -150,11 +168,15 @@ query_begin(text *table_name, TsQueryPlan *plan, text *next_pk, text *next_rk,
 	qs->residual = plan->residual;
 	qs->segments = ts_plan_segments(plan, next_pk, next_rk);
 	qs->remaining = top;
+	/* the same snapshot for every statement, as the direct scan has */
+	qs->snapshot = RegisterSnapshot(GetActiveSnapshot());
 	qs->scancxt = CurrentMemoryContext;
 	qs->rowcxt = AllocSetContextCreate(CurrentMemoryContext, "tablestore query row",
 									   ALLOCSET_DEFAULT_SIZES);
 	qs->batchcxt = AllocSetContextCreate(CurrentMemoryContext, "tablestore query batch",
 										 ALLOCSET_DEFAULT_SIZES);
+	qs->keycxt = AllocSetContextCreate(CurrentMemoryContext, "tablestore query resume key",
+									   ALLOCSET_SMALL_SIZES);
 	return qs;
 }
 
@@ -203,7 +225,8 @@ query_end(QueryScan *qs)
 {
 	if (qs->via_sql)
 	{
-		sql_close_cursor(qs);
+		UnregisterSnapshot(qs->snapshot);
+		MemoryContextDelete(qs->keycxt);
 		MemoryContextDelete(qs->batchcxt);
 		MemoryContextDelete(qs->rowcxt);
 		return;
@@ -216,21 +239,6 @@ query_end(QueryScan *qs)
 	table_close(qs->heap, NoLock);
 	UnregisterSnapshot(qs->snapshot);
 	MemoryContextDelete(qs->rowcxt);
-}
-
-/* Close the cursor of a scan through SQL, if one is open. */
-static void
-sql_close_cursor(QueryScan *qs)
-{
-	Portal		portal;
-
-	if (qs->cursor_name == NULL)
-		return;
-	/* the portal is gone if the transaction or subtransaction ended */
-	portal = GetPortalByName(qs->cursor_name);
-	if (PortalIsValid(portal))
-		SPI_cursor_close(portal);
-	qs->cursor_name = NULL;
 }
 
 /*
@@ -260,66 +268,107 @@ sql_range(StringInfo sql, const char *col, const TsKeyRange *r, Datum *values, i
 	}
 }
 
+/* Append "AND col op $n::key" with value as parameter n. */
+static void
+sql_key_condition(StringInfo sql, const char *col, const char *op, text *value,
+				  Datum *values, int *n)
+{
+	values[*n] = PointerGetDatum(value);
+	appendStringInfo(sql, " AND %s OPERATOR(" TS_SCHEMA ".%s) $%d::" TS_SCHEMA ".key", col, op, ++*n);
+}
+
 /*
- * Open the cursor of a segment of a scan through SQL: the entities of the
- * segment in key order, as the caller may see them (row-level security and
- * privileges apply, as to any query).  Names and operators are qualified and
- * the keys are parameters.
+ * Read the next batch of the current segment of a scan through SQL into
+ * qs->batch: at most SQL_BATCH_ROWS entities of the segment, in key order,
+ * as the caller may see them (row-level security and privileges apply, as
+ * to any query), after the last one read.  One statement, run to its end
+ * under the scan's snapshot: nothing outlives the call, so a subtransaction
+ * of the caller that ends meanwhile takes nothing of the scan with it.
+ * After a last row in the middle of a partition, the segment goes on with
+ * the rest of that partition, then with the partitions after it: each a
+ * range of the key index, so that no statement rereads what an earlier one
+ * returned.  Names and operators are qualified and the keys are parameters.
  */
 static void
-sql_open_segment(QueryScan *qs, const TsScanSegment *seg)
+sql_fetch_batch(QueryScan *qs, const TsScanSegment *seg)
 {
 	StringInfoData sql;
-	Datum		values[4];
-	Oid			types[4] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID};
+	Datum		values[6];
+	Oid			types[6] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID};
 	int			n = 0;
-	Portal		portal;
+	SPIPlanPtr	plan;
+	int			ret;
+	MemoryContext old;
+
+	MemoryContextReset(qs->batchcxt);
+	qs->batch_n = qs->batch_pos = 0;
+	old = MemoryContextSwitchTo(qs->batchcxt);
 
 	initStringInfo(&sql);
 	appendStringInfo(&sql, "SELECT pk, rk, ts, props FROM ONLY %s WHERE true", qs->qualname);
 	sql_range(&sql, "pk", &seg->pk, values, &n);
 	sql_range(&sql, "rk", &seg->rk, values, &n);
+	if (qs->resume == SQL_REST_OF_PARTITION)
+	{
+		sql_key_condition(&sql, "pk", "=", qs->last_pk, values, &n);
+		sql_key_condition(&sql, "rk", ">", qs->last_rk, values, &n);
+	}
+	else if (qs->resume == SQL_LATER_PARTITIONS)
+		sql_key_condition(&sql, "pk", ">", qs->last_pk, values, &n);
 	/* the key type's default btree operator class orders as the service */
-	appendStringInfoString(&sql, " ORDER BY pk, rk");
+	appendStringInfo(&sql, " ORDER BY pk, rk LIMIT %d", SQL_BATCH_ROWS);
 
 	SPI_connect();
-	portal = SPI_cursor_open_with_args(NULL, sql.data, n, types, values, NULL, true, 0);
-	if (portal == NULL)
-		elog(ERROR, "could not open cursor for \"%s\": %s", sql.data, SPI_result_code_string(SPI_result));
-	qs->cursor_name = MemoryContextStrdup(qs->scancxt, portal->name);
+	plan = SPI_prepare(sql.data, n, types);
+	if (plan == NULL)
+		elog(ERROR, "could not prepare \"%s\": %s", sql.data, SPI_result_code_string(SPI_result));
+	ret = SPI_execute_snapshot(plan, values, NULL, qs->snapshot, InvalidSnapshot, true, false, 0);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "could not read \"%s\": %s", sql.data, SPI_result_code_string(ret));
+
+	MemoryContextSwitchTo(qs->batchcxt);
+	qs->batch = palloc(sizeof(HeapTuple) * Max(SPI_processed, 1));
+	for (uint64 i = 0; i < SPI_processed; i++)
+		qs->batch[i] = heap_copytuple(SPI_tuptable->vals[i]);
+	qs->batch_desc = CreateTupleDescCopy(SPI_tuptable->tupdesc);
+	qs->batch_n = (int) SPI_processed;
+
+	/* where the next statement resumes */
+	if (qs->batch_n == SQL_BATCH_ROWS)
+	{
+		HeapTuple	last = qs->batch[qs->batch_n - 1];
+		bool		isnull;
+		Datum		pk = heap_getattr(last, TS_ATT_PK, qs->batch_desc, &isnull);
+		Datum		rk = heap_getattr(last, TS_ATT_RK, qs->batch_desc, &isnull);
+
+		/* the previous key is no parameter any more: replace it */
+		MemoryContextReset(qs->keycxt);
+		MemoryContextSwitchTo(qs->keycxt);
+		qs->last_pk = DatumGetTextPCopy(pk);
+		qs->last_rk = DatumGetTextPCopy(rk);
+		qs->resume = SQL_REST_OF_PARTITION;
+	}
+	else if (qs->resume == SQL_REST_OF_PARTITION && !ts_key_range_is_point(&seg->pk))
+		qs->resume = SQL_LATER_PARTITIONS;
+	else
+		qs->resume = SQL_SEGMENT_DONE;
+	/* back to batchcxt, current at SPI_connect, then to the caller's */
 	SPI_finish();
-	qs->batch_n = qs->batch_pos = 0;
+	MemoryContextSwitchTo(old);
 }
 
 /*
- * The next row of the open segment's cursor (in the batch context); false
- * when the segment has no more.
+ * The next row of the current segment of a scan through SQL (in the batch
+ * context); false when the segment has no more.
  */
 static bool
 sql_next_row(QueryScan *qs, HeapTuple *tuple)
 {
-	if (qs->batch_pos == qs->batch_n)
+	while (qs->batch_pos == qs->batch_n)
 	{
-		Portal		portal;
-		MemoryContext old;
-
-		MemoryContextReset(qs->batchcxt);
-		qs->batch_n = qs->batch_pos = 0;
-		SPI_connect();
-		portal = SPI_cursor_find(qs->cursor_name);
-		if (portal == NULL)
-			elog(ERROR, "cursor \"%s\" of the query has gone", qs->cursor_name);
-		SPI_cursor_fetch(portal, true, 100);
-		old = MemoryContextSwitchTo(qs->batchcxt);
-		qs->batch = palloc(sizeof(HeapTuple) * Max(SPI_processed, 1));
-		for (uint64 i = 0; i < SPI_processed; i++)
-			qs->batch[i] = heap_copytuple(SPI_tuptable->vals[i]);
-		qs->batch_desc = CreateTupleDescCopy(SPI_tuptable->tupdesc);
-		qs->batch_n = (int) SPI_processed;
-		MemoryContextSwitchTo(old);
-		SPI_finish();
-		if (qs->batch_n == 0)
+		if (qs->resume == SQL_SEGMENT_DONE)
 			return false;
+		sql_fetch_batch(qs, list_nth(qs->segments, qs->segno));
 	}
 	*tuple = qs->batch[qs->batch_pos++];
 	return true;
@@ -410,8 +459,8 @@ query_next(QueryScan *qs, ScanEntity *e)
 			}
 			if (qs->via_sql)
 			{
-				sql_close_cursor(qs);
-				sql_open_segment(qs, list_nth(qs->segments, qs->segno));
+				qs->resume = SQL_SEGMENT_START;
+				qs->batch_n = qs->batch_pos = 0;
 				qs->segment_open = true;
 			}
 			else
