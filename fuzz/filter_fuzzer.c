@@ -5,7 +5,10 @@
  *
  * Any input must parse or fail cleanly (AddressSanitizer and UBSan watch
  * the parser), and what parses must print as canonical text that parses
- * again to the same canonical text.
+ * again to the same canonical text.  An error's message must fit its
+ * buffer whole (echoes of the input are clipped to FILTER_ECHO_LIMIT
+ * bytes), and be valid UTF-8 whenever the input is (echoes are cut
+ * between characters).
  *
  *	  make fuzz && ./fuzz/filter_fuzzer fuzz/corpus -max_total_time=20
  *
@@ -67,6 +70,28 @@ canonical(const char *text, size_t len, Arena *a, FilterError *err)
 	return out;
 }
 
+/* Whether s[0..len) is well-formed UTF-8 without NULs (as server text is). */
+static int
+valid_utf8(const unsigned char *s, size_t len)
+{
+	size_t		i = 0;
+
+	while (i < len)
+	{
+		unsigned char c = s[i];
+		size_t		n = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 :
+			(c & 0xF8) == 0xF0 ? 4 : 0;
+
+		if (c == 0 || n == 0 || (n == 2 && c < 0xC2) || i + n > len)
+			return 0;
+		for (size_t k = 1; k < n; k++)
+			if ((s[i + k] & 0xC0) != 0x80)
+				return 0;
+		i += n;
+	}
+	return 1;
+}
+
 int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int
@@ -76,6 +101,21 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FilterError err;
 	char	   *first = canonical((const char *) data, size, &a, &err);
 
+	if (first == NULL)
+	{
+		size_t		mlen = strlen(err.message);
+
+		if (mlen + 1 >= sizeof(err.message))
+		{
+			fprintf(stderr, "error message filled its buffer: %s\n", err.message);
+			abort();
+		}
+		if (valid_utf8(data, size) && !valid_utf8((const unsigned char *) err.message, mlen))
+		{
+			fprintf(stderr, "error message is not UTF-8: %s\n", err.message);
+			abort();
+		}
+	}
 	if (first != NULL)
 	{
 		char	   *second = canonical(first, strlen(first), &a, &err);

@@ -103,6 +103,13 @@ typedef enum FilterErrorKind
 	FERR_OUT_OF_RANGE			/* a DateTime before 1601: OutOfRangeInput */
 } FilterErrorKind;
 
+/*
+ * The most bytes of the filter's text that an error message echoes (the
+ * server's TS_ECHO_LIMIT, which filterbind.c checks it equals): a longer
+ * piece is cut at a character boundary and marked "...".
+ */
+#define FILTER_ECHO_LIMIT	100
+
 typedef struct FilterError
 {
 	FilterErrorKind kind;

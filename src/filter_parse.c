@@ -144,14 +144,48 @@ word_is(const Parser *p, const Token *t, const char *word)
 	return true;
 }
 
+/* Room for a piece of text as clip() echoes it, with its NUL; quoted. */
+#define CLIP_BUFLEN		(FILTER_ECHO_LIMIT + 4)
+#define DESCRIBE_BUFLEN	(CLIP_BUFLEN + 2)
+
+/*
+ * clip: n bytes of the filter's text (or of a literal's body) as an error
+ * message echoes them, into buf (CLIP_BUFLEN bytes): at most
+ * FILTER_ECHO_LIMIT bytes, whole UTF-8 characters, and "..." marking a
+ * cut, as the server's ts_clip does.  Every echo of the caller's text goes
+ * through here, so that no message grows with the input.
+ */
+static const char *
+clip(const char *s, size_t n, char *buf)
+{
+	size_t		cut = n;
+
+	if (n > FILTER_ECHO_LIMIT)
+	{
+		/* back up to the first byte of the character the limit splits */
+		cut = FILTER_ECHO_LIMIT;
+		while (cut > 0 && ((unsigned char) s[cut] & 0xC0) == 0x80)
+			cut--;
+	}
+	memcpy(buf, s, cut);
+	if (cut < n)
+	{
+		memcpy(buf + cut, "...", 3);
+		cut += 3;
+	}
+	buf[cut] = '\0';
+	return buf;
+}
+
 /* Describe the current token for an error message. */
 static const char *
 describe(const Parser *p, char *buf, size_t size)
 {
+	char		piece[CLIP_BUFLEN];
+
 	if (p->tok.kind == TOK_END)
 		return "end of filter";
-	snprintf(buf, size, "\"%.*s\"", (int) (p->tok.len > 40 ? 40 : p->tok.len),
-			 p->text + p->tok.start);
+	snprintf(buf, size, "\"%s\"", clip(p->text + p->tok.start, p->tok.len, piece));
 	return buf;
 }
 
@@ -198,7 +232,8 @@ lex_number(Parser *p, Token *t)
 	size_t		start = p->pos;
 	size_t		i = p->pos;
 	bool		is_double = false;
-	char		buf[64];
+	char		buf[64];		/* shorter than FILTER_ECHO_LIMIT: echoed whole */
+	char		piece[CLIP_BUFLEN];
 	char	   *end;
 
 	if (p->text[i] == '-')
@@ -228,8 +263,8 @@ lex_number(Parser *p, Token *t)
 			i++;
 	}
 	if (i - start >= sizeof(buf))
-		return fail(p, FERR_LITERAL, start, "numeric literal \"%.*s\" is too long",
-					(int) (i - start > 40 ? 40 : i - start), p->text + start);
+		return fail(p, FERR_LITERAL, start, "numeric literal \"%s\" is too long",
+					clip(p->text + start, i - start, piece));
 	memcpy(buf, p->text + start, i - start);
 	buf[i - start] = '\0';
 
@@ -300,10 +335,11 @@ lex_typed(Parser *p, Token *t, size_t start, size_t preflen)
 	char	   *body;
 	size_t		n;
 	char		prefix[16];
+	char		piece[CLIP_BUFLEN];
 
 	if (preflen >= sizeof(prefix))
-		return fail(p, FERR_LITERAL, start, "unrecognized type prefix \"%.*s\"",
-					(int) (preflen > 40 ? 40 : preflen), p->text + start);
+		return fail(p, FERR_LITERAL, start, "unrecognized type prefix \"%s\"",
+					clip(p->text + start, preflen, piece));
 	for (size_t i = 0; i < preflen; i++)
 	{
 		char		c = p->text[start + i];
@@ -323,18 +359,20 @@ lex_typed(Parser *p, Token *t, size_t start, size_t preflen)
 			case EDM_TEXT_OK:
 				return true;
 			case EDM_TEXT_OUT_OF_RANGE:
-				return fail(p, FERR_OUT_OF_RANGE, start, "DateTime literal \"%s\" is out of range", body);
+				return fail(p, FERR_OUT_OF_RANGE, start, "DateTime literal \"%s\" is out of range",
+							clip(body, n, piece));
 			case EDM_TEXT_MALFORMED:
 				break;
 		}
 		return fail(p, FERR_LITERAL, start,
-					"invalid DateTime literal \"%s\"; expected YYYY-MM-DDTHH:MM:SS[.fffffff]Z", body);
+					"invalid DateTime literal \"%s\"; expected YYYY-MM-DDTHH:MM:SS[.fffffff]Z",
+					clip(body, n, piece));
 	}
 	if (strcmp(prefix, "guid") == 0)
 	{
 		t->lit.type = FLIT_GUID;
 		if (!edm_parse_guid(body, n, t->lit.v.guid))
-			return fail(p, FERR_LITERAL, start, "invalid Guid literal \"%s\"", body);
+			return fail(p, FERR_LITERAL, start, "invalid Guid literal \"%s\"", clip(body, n, piece));
 		return true;
 	}
 	if (strcmp(prefix, "x") == 0 || strcmp(prefix, "binary") == 0)
@@ -466,15 +504,15 @@ typedef struct Operand
 static bool
 parse_operand(Parser *p, Operand *o)
 {
-	char		buf[64];
+	char		buf[DESCRIBE_BUFLEN];
+	char		piece[CLIP_BUFLEN];
 
 	memset(o, 0, sizeof(*o));
 	o->start = p->tok.start;
 	o->len = p->tok.len;
 	if (p->tok.kind == TOK_FUNCTION)
-		return fail(p, FERR_NOT_IMPLEMENTED, p->tok.start,
-					"function \"%.*s\" is not supported",
-					(int) (p->tok.len > 40 ? 40 : p->tok.len), p->text + p->tok.start);
+		return fail(p, FERR_NOT_IMPLEMENTED, p->tok.start, "function \"%s\" is not supported",
+					clip(p->text + p->tok.start, p->tok.len, piece));
 	if (p->tok.kind == TOK_LITERAL)
 	{
 		o->lit = p->tok.lit;
@@ -532,7 +570,7 @@ parse_primary(Parser *p)
 	Operand		left;
 	Operand		right;
 	FilterOp	op;
-	char		buf[64];
+	char		buf[DESCRIBE_BUFLEN];
 
 	if (p->tok.kind == TOK_LPAREN)
 	{
@@ -684,7 +722,7 @@ filter_parse(const char *text, size_t len, const FilterAllocator *alloc,
 {
 	Parser		p;
 	FilterNode *n;
-	char		buf[64];
+	char		buf[DESCRIBE_BUFLEN];
 
 	memset(&p, 0, sizeof(p));
 	memset(err, 0, sizeof(*err));
