@@ -8,7 +8,7 @@ MODULE_big = tablestore
 OBJS = $(patsubst %.c,%.o,$(wildcard src/*.c))
 DATA_built = sql/tablestore--$(EXTVERSION).sql sql/tablestore_router--$(EXTVERSION).sql
 # frozen install scripts of earlier versions, and the upgrade scripts
-DATA = $(filter-out $(DATA_built),$(wildcard sql/tablestore--*.sql))
+DATA = $(filter-out $(DATA_built),$(wildcard sql/tablestore--*.sql sql/tablestore_router--*--*.sql))
 EXTRA_CLEAN = results regression.diffs regression.out output_iso
 
 PG_CPPFLAGS = -Isrc

@@ -11,12 +11,19 @@
  * A DateTime is held as ticks: 100 ns units since 1601-01-01T00:00:00Z,
  * the start of the service's DateTime range.
  *
+ * An entity's Timestamp is stored as a timestamptz, whose range is wider:
+ * a row written with SQL can hold a ts before 1601, after 9999 or infinite.
+ * Nothing here asserts on a stored value: reading such a Timestamp is an
+ * error naming the entity, a filter treats it as absent, and no ETag
+ * matches it; a write never stores one.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "common/base64.h"
 #include "mb/pg_wchar.h"
+#include "miscadmin.h"
 #include "utils/datetime.h"
 
 #include "edmtext.h"
@@ -26,7 +33,20 @@
 #define TICKS_PER_DAY		(INT64CONST(86400) * TICKS_PER_SECOND)
 
 /* Ticks of 9999-12-31T23:59:59.9999999Z, the largest DateTime. */
-#define MAX_TICKS			(edm_days_from_1601(10000, 1, 1) * TICKS_PER_DAY - 1)
+#define MAX_TICKS			(TS_TICKS_AFTER_RANGE - 1)
+
+/*
+ * The service's range as timestamptz (microseconds since 2000-01-01):
+ * 1601-01-01T00:00:00Z, and 10000-01-01T00:00:00Z, the first time after the
+ * range (145,731 and 2,921,940 days from 2000-01-01; test/sql/stored_ranges
+ * checks both ends against PostgreSQL's own arithmetic).  The CHECK
+ * constraint entity_ts_in_range (tables.c) states the same range in SQL.
+ */
+#define MIN_TIMESTAMPTZ		(-INT64CONST(145731) * USECS_PER_DAY)
+#define END_TIMESTAMPTZ		(INT64CONST(2921940) * USECS_PER_DAY)
+
+/* The range as the service writes it, for messages. */
+#define DATETIME_RANGE_TEXT "1601-01-01T00:00:00Z and 9999-12-31T23:59:59.9999999Z"
 
 /*
  * ts_utf16_length: the number of UTF-16 code units of a UTF-8 string
@@ -144,22 +164,121 @@ ts_parse_datetime(const char *s, int len, int64 *ticks)
 	}
 	ts_ereport(ERROR, TS_OutOfRangeInput,
 			   errmsg("DateTime value \"%s\" is out of range", ts_clip(s, len)),
-			   errhint("DateTime values lie between 1601-01-01T00:00:00Z and 9999-12-31T23:59:59.9999999Z."));
+			   errhint("DateTime values lie between " DATETIME_RANGE_TEXT "."));
 	return false;				/* keep the compiler quiet */
 }
 
 /*
  * ts_format_datetime: ticks as the service writes a DateTime: UTC, up to
- * seven fractional digits with trailing zeros trimmed.
+ * seven fractional digits with trailing zeros trimmed.  Ticks outside the
+ * range are a caller's bug (a stored Timestamp is checked first, see
+ * ts_format_stored_timestamp), reported rather than asserted.
  */
 char *
 ts_format_datetime(int64 ticks)
 {
 	char	   *buf = palloc(EDM_DATETIME_BUFLEN);
 
-	Assert(ticks >= 0 && ticks <= MAX_TICKS);
+	if (ticks < 0 || ticks > MAX_TICKS)
+		elog(ERROR, "DateTime ticks " INT64_FORMAT " are outside the service's range", ticks);
 	edm_format_datetime(ticks, buf);
 	return buf;
+}
+
+/*
+ * ts_timestamptz_in_range: whether a timestamptz lies in the service's
+ * DateTime range (infinities do not).
+ */
+bool
+ts_timestamptz_in_range(TimestampTz ts)
+{
+	return ts >= MIN_TIMESTAMPTZ && ts < END_TIMESTAMPTZ;
+}
+
+/*
+ * The text of a timestamptz for messages: ISO, in UTC, whatever the
+ * session's DateStyle and TimeZone, as the range it is compared with.
+ */
+static char *
+timestamptz_text(TimestampTz ts)
+{
+	char		buf[MAXDATELEN + 1];
+	struct pg_tm tm;
+	fsec_t		fsec;
+
+	if (TIMESTAMP_NOT_FINITE(ts))
+		EncodeSpecialTimestamp(ts, buf);
+	else if (timestamp2tm(ts, NULL, &tm, &fsec, NULL, NULL) == 0)
+	{
+		tm.tm_isdst = 0;		/* UTC: print its offset */
+		EncodeDateTime(&tm, fsec, true, 0, NULL, USE_ISO_DATES, buf);
+	}
+	else
+		return psprintf(INT64_FORMAT " microseconds after 2000-01-01", ts);
+	return pstrdup(buf);
+}
+
+/*
+ * ts_format_stored_timestamp: the stored Timestamp ts of entity (pk, rk) as
+ * the service writes it.  A ts outside the service's range (written with
+ * SQL into a relation without the CHECK constraint entity_ts_in_range, or
+ * before it was added) is an error naming the entity: there is no DateTime
+ * to write for it, and a clipped or wrapped one would be a wrong ETag.
+ */
+char *
+ts_format_stored_timestamp(TimestampTz ts, text *pk, text *rk)
+{
+	if (!ts_timestamptz_in_range(ts))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("entity (\"%s\", \"%s\") has a Timestamp outside the service's range",
+						ts_clip_text(pk), ts_clip_text(rk)),
+				 errdetail("Its ts is %s; Timestamps lie between " DATETIME_RANGE_TEXT ".",
+						   timestamptz_text(ts)),
+				 errhint("Correct the row's ts with SQL, or delete the entity.")));
+	return ts_format_datetime(ts_timestamptz_to_ticks(ts));
+}
+
+/*
+ * ts_write_timestamp: the Timestamp a write gives entity (pk, rk), whose
+ * Timestamp is now previous (DT_NOBEGIN for a new entity): the clock, but
+ * always after previous, so that every write changes the ETag even within
+ * one microsecond.  Neither clipped nor wrapped: a Timestamp past the range
+ * (an entity whose ts was set with SQL to its last microsecond, or beyond)
+ * is refused, with the SQLSTATE of the CHECK constraint that refuses it in
+ * SQL, so that no write stores a Timestamp no read can serve.
+ */
+TimestampTz
+ts_write_timestamp(TimestampTz previous, text *pk, text *rk)
+{
+	TimestampTz now = GetCurrentTimestamp();
+	/* no overflow whatever previous holds: past the range it stays past */
+	TimestampTz next = previous >= END_TIMESTAMPTZ ? previous :
+		previous < MIN_TIMESTAMPTZ ? MIN_TIMESTAMPTZ : previous + 1;
+	TimestampTz ts = Max(now, next);
+
+	ts_check_write_timestamp(ts, pk, rk);
+	return ts;
+}
+
+/*
+ * ts_check_write_timestamp: refuse a Timestamp outside the service's range
+ * that a write would store for entity (pk, rk): for a write whose SQL
+ * computed it (the SPI path's GREATEST(clock, ts + 1 microsecond)), called
+ * on the value it returned, so that the error undoes the write.
+ */
+void
+ts_check_write_timestamp(TimestampTz ts, text *pk, text *rk)
+{
+	if (!ts_timestamptz_in_range(ts))
+		ereport(ERROR,
+				(errcode(ERRCODE_CHECK_VIOLATION),
+				 errmsg("entity (\"%s\", \"%s\") cannot be written: its Timestamp would be outside the service's range",
+						ts_clip_text(pk), ts_clip_text(rk)),
+				 errdetail("A write sets the Timestamp to the current time, or just after the entity's Timestamp "
+						   "if that is later: %s; Timestamps lie between " DATETIME_RANGE_TEXT ".",
+						   timestamptz_text(ts)),
+				 errhint("The entity's ts was set with SQL: set it to an earlier time, or delete the entity and insert it again.")));
 }
 
 /* Ticks from 1601-01-01 to 2000-01-01, PostgreSQL's timestamp epoch. */
@@ -170,11 +289,19 @@ pg_epoch_ticks(void)
 }
 
 /*
- * ts_timestamptz_to_ticks: a timestamptz (microseconds) in ticks.
+ * ts_timestamptz_to_ticks: a timestamptz (microseconds) in ticks.  A
+ * timestamptz outside the service's range (infinities included) gives
+ * TS_TICKS_BEFORE_RANGE or TS_TICKS_AFTER_RANGE, which no DateTime or ETag
+ * parses to, so that it matches no ETag and no wrapped product of it looks
+ * like a real time (-infinity times ten is, modulo 2^64, 2000-01-01).
  */
 int64
 ts_timestamptz_to_ticks(TimestampTz ts)
 {
+	if (ts < MIN_TIMESTAMPTZ)
+		return TS_TICKS_BEFORE_RANGE;
+	if (ts >= END_TIMESTAMPTZ)
+		return TS_TICKS_AFTER_RANGE;
 	return (int64) ts * 10 + pg_epoch_ticks();
 }
 
@@ -248,6 +375,12 @@ ts_format_etag(TimestampTz ts)
 {
 	char		dt[EDM_DATETIME_BUFLEN];
 
+	if (!ts_timestamptz_in_range(ts))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("an entity's Timestamp %s is outside the service's range", timestamptz_text(ts)),
+				 errdetail("Timestamps lie between " DATETIME_RANGE_TEXT "."),
+				 errhint("Correct the row's ts with SQL, or delete the entity.")));
 	edm_format_datetime(ts_timestamptz_to_ticks(ts), dt);
 	return ts_etag_from_datetime(dt);
 }

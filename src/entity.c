@@ -1439,7 +1439,7 @@ set_pair(JsonbPair *pair, const char *key, int keylen, const char *val, int vall
 static JsonbValue *
 output_all(text *pk, text *rk, TimestampTz ts, Jsonb *props)
 {
-	char	   *stamp = ts_format_datetime(ts_timestamptz_to_ticks(ts));
+	char	   *stamp = ts_format_stored_timestamp(ts, pk, rk);
 	char	   *etag = ts_etag_from_datetime(stamp);
 	JsonbPair	sys[4];
 	int			nsys = 0;
@@ -1539,19 +1539,21 @@ ts_entity_output_value(text *pk, text *rk, TimestampTz ts, Jsonb *props, bool al
 	JsonbParseState *st = NULL;
 	JsonbValue	v;
 	ListCell   *lc;
+	char	   *stamp;
 
 	if (all)
 		return output_all(pk, rk, ts, props);
 
+	stamp = ts_format_stored_timestamp(ts, pk, rk);
 	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
 	push_cstring(&st, WJB_KEY, "odata.etag");
-	push_cstring(&st, WJB_VALUE, ts_format_etag(ts));
+	push_cstring(&st, WJB_VALUE, ts_etag_from_datetime(stamp));
 	push_cstring(&st, WJB_KEY, "PartitionKey");
 	push_string(&st, WJB_VALUE, VARDATA_ANY(pk), VARSIZE_ANY_EXHDR(pk));
 	push_cstring(&st, WJB_KEY, "RowKey");
 	push_string(&st, WJB_VALUE, VARDATA_ANY(rk), VARSIZE_ANY_EXHDR(rk));
 	push_cstring(&st, WJB_KEY, "Timestamp");
-	push_cstring(&st, WJB_VALUE, ts_format_datetime(ts_timestamptz_to_ticks(ts)));
+	push_cstring(&st, WJB_VALUE, stamp);
 
 	foreach(lc, select)
 	{

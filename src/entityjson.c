@@ -147,12 +147,13 @@ is_system_name(const char *s, int len)
  * ts_entity_json: append an entity as the service returns it to buf, as
  * JSON text: odata.etag, PartitionKey, RowKey and Timestamp, then the
  * stored properties (all, or those of the parsed $select list, a missing
- * one as null), with their annotations.
+ * one as null), with their annotations.  A stored Timestamp outside the
+ * service's range is an error naming the entity (ts_format_stored_timestamp).
  */
 void
 ts_entity_json(StringInfo buf, text *pk, text *rk, TimestampTz ts, Jsonb *props, bool all, List *select)
 {
-	char	   *stamp = ts_format_datetime(ts_timestamptz_to_ticks(ts));
+	char	   *stamp = ts_format_stored_timestamp(ts, pk, rk);
 	char	   *etag = ts_etag_from_datetime(stamp);
 	bool		first = true;
 

@@ -36,9 +36,13 @@
 #include "utils/fmgrprotos.h"
 #include "utils/numeric.h"
 
+#include "edmtext.h"
 #include "tablestore.h"
 
 #define ANNOTATION_SUFFIX	"@odata.type"
+
+StaticAssertDecl(FILTER_ECHO_LIMIT == TS_ECHO_LIMIT,
+				 "the filter parser echoes as much of a filter as other errors echo of a value");
 
 /* The filter parser's allocator: palloc in the current memory context. */
 static void *
@@ -89,7 +93,8 @@ ts_filter_parse(const char *text, int len)
  * A property value with its Edm type, decoded as evaluation needs it.  Only
  * a value in the stored form decodes: rows written with plain SQL can hold
  * anything, and a value that is not of its type counts as absent, so that no
- * stored byte can make a filter fail.
+ * stored byte can make a filter fail: a DateTime before 1601, or a
+ * Timestamp (ts) outside 1601 to 9999, is no DateTime and counts as absent.
  */
 typedef struct Value
 {
@@ -169,6 +174,9 @@ lookup(const TsFilterRow *row, const char *name, int namelen, Value *v)
 	}
 	if (namelen == 9 && memcmp(name, "Timestamp", 9) == 0)
 	{
+		/* a ts outside the DateTime range (written with SQL) is no DateTime */
+		if (!ts_timestamptz_in_range(row->ts))
+			return false;
 		v->type = EDM_DATETIME;
 		v->i64 = ts_timestamptz_to_ticks(row->ts);
 		return true;
@@ -281,8 +289,16 @@ decode_value(const JsonbValue *jv, Value *v)
 				return false;
 			return true;
 		case EDM_DATETIME:
-			return jv->type == jbvString &&
-				ts_parse_datetime(jv->val.string.val, jv->val.string.len, &v->i64);
+			{
+				int64_t		ticks;
+
+				/* a well-formed one before 1601 is no DateTime either: not an error */
+				if (jv->type != jbvString ||
+					edm_parse_datetime(jv->val.string.val, jv->val.string.len, &ticks) != EDM_TEXT_OK)
+					return false;
+				v->i64 = ticks;
+				return true;
+			}
 		case EDM_GUID:
 			return jv->type == jbvString &&
 				ts_parse_guid(jv->val.string.val, jv->val.string.len, v->guid);

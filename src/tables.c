@@ -432,12 +432,18 @@ remove_stale_row(const char *rel)
 
 /*
  * The CHECK constraints of an entity relation: keys by the rules of keys
- * (as tablestore.key_is_valid decides), props a JSON object.  They bind rows
- * written with plain SQL; tablestore's own writes validate more.
+ * (as tablestore.key_is_valid decides), props a JSON object, ts in the
+ * service's DateTime range (1601-01-01 to 9999-12-31, no infinities; the
+ * bounds are constants with their zone, so no setting changes them).  They
+ * bind rows written with plain SQL; tablestore's own writes validate more.
+ * sql/tablestore--0.4.0--0.5.0.sql adds entity_ts_in_range with the same
+ * text to relations made before it.
  */
 #define ENTITY_CHECKS \
 	", CONSTRAINT entity_keys_valid CHECK (" TS_SCHEMA ".key_is_valid(pk) AND " TS_SCHEMA ".key_is_valid(rk))" \
-	", CONSTRAINT entity_props_object CHECK (pg_catalog.jsonb_typeof(props) OPERATOR(pg_catalog.=) 'object'::pg_catalog.text)"
+	", CONSTRAINT entity_props_object CHECK (pg_catalog.jsonb_typeof(props) OPERATOR(pg_catalog.=) 'object'::pg_catalog.text)" \
+	", CONSTRAINT entity_ts_in_range CHECK (ts OPERATOR(pg_catalog.>=) '1601-01-01 00:00:00+00'::pg_catalog.timestamptz" \
+	" AND ts OPERATOR(pg_catalog.<) '10000-01-01 00:00:00+00'::pg_catalog.timestamptz)"
 
 /*
  * Whether tablestore.key_is_valid exists: not while this library serves an

@@ -124,10 +124,22 @@ extern char *ts_clip_text(const text *t);
 			 __VA_ARGS__))
 
 /* edm.c */
+
+/*
+ * ts_timestamptz_to_ticks of a timestamptz before or after the service's
+ * DateTime range: -1, and the ticks of 10000-01-01 (3,067,671 days after
+ * 1601-01-01), one more than those of the largest DateTime.
+ */
+#define TS_TICKS_BEFORE_RANGE	INT64CONST(-1)
+#define TS_TICKS_AFTER_RANGE	(INT64CONST(3067671) * INT64CONST(864000000000))
 extern int	ts_utf16_length(const char *s, int len);
 extern int	ts_utf16_cmp(const char *a, int alen, const char *b, int blen);
 extern bool ts_parse_datetime(const char *s, int len, int64 *ticks);
 extern char *ts_format_datetime(int64 ticks);
+extern bool ts_timestamptz_in_range(TimestampTz ts);
+extern char *ts_format_stored_timestamp(TimestampTz ts, text *pk, text *rk);
+extern TimestampTz ts_write_timestamp(TimestampTz previous, text *pk, text *rk);
+extern void ts_check_write_timestamp(TimestampTz ts, text *pk, text *rk);
 extern int64 ts_timestamptz_to_ticks(TimestampTz ts);
 extern TimestampTz ts_ticks_to_timestamptz(int64 ticks);
 extern bool ts_parse_guid(const char *s, int len, uint8 *out);

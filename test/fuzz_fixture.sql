@@ -122,6 +122,13 @@ SELECT pg_temp.fz_try(stmt) FROM unnest(ARRAY[
 	$s$ALTER TABLE tablestore_data.oddcheck DROP CONSTRAINT entity_keys_valid$s$,
 	$s$UPDATE tablestore_data.oddcheck SET props = '[1, 2]' WHERE rk OPERATOR(tablestore.=) 'c'$s$,
 	$s$INSERT INTO tablestore_data.oddcheck VALUES ('a/b', repeat('x', 600), now(), '{"B": 1}')$s$,
+	-- Timestamps outside the service's range, the last one inside it, and a
+	-- DateTime property before 1601
+	$s$ALTER TABLE tablestore_data.oddcheck DROP CONSTRAINT entity_ts_in_range$s$,
+	$s$INSERT INTO tablestore_data.oddcheck VALUES ('a', 'old', '1500-01-01 00:00:00+00', '{"A": 3}'),
+		('a', 'neginf', '-infinity', '{"A": 4}'), ('a', 'posinf', 'infinity', '{"A": 5}'),
+		('a', 'future', '10000-01-01 00:00:00+00', '{"A": 6}'), ('a', 'last', '9999-12-31 23:59:59.999999+00', '{"A": 7}'),
+		('a', 'olddate', now(), '{"D@odata.type": "Edm.DateTime", "D": "1500-01-01T00:00:00Z"}')$s$,
 	-- a real entity relation with an inheritance child holding a duplicate key
 	$s$SELECT tablestore.create_table('Oddkid')$s$,
 	$s$SELECT tablestore.insert_entity('Oddkid', '{"PartitionKey": "a", "RowKey": "b", "A": 1}')$s$,

@@ -6,6 +6,8 @@ DROP SCHEMA tablestore;
 CREATE EXTENSION tablestore VERSION '0.1.0';
 SELECT tablestore.create_table('Upgraded');
 SELECT tablestore.insert_entity('Upgraded', '{"PartitionKey": "p", "RowKey": "1", "N": 1}')->>'N' AS n;
+-- a row written with plain SQL, its ts outside the service's range
+INSERT INTO tablestore_data.upgraded VALUES ('p', 'old', '1500-01-01 00:00:00+00', '{}');
 SELECT extversion FROM pg_extension WHERE extname = 'tablestore';
 ALTER EXTENSION tablestore UPDATE;
 SELECT extversion FROM pg_extension WHERE extname = 'tablestore';
@@ -21,11 +23,18 @@ SELECT tablestore.verify_index('tablestore_data.upgraded_pk_rk_idx');
 SELECT tablestore.insert_entity('Upgraded', '{"PartitionKey": "p", "RowKey": "1"}');
 SELECT tablestore.insert_or_merge_entity('Upgraded', '{"PartitionKey": "p", "RowKey": "1", "M": 2}')->>'M' AS m;
 -- the update gave the existing entity relation the CHECK constraints of
--- 0.3.0, NOT VALID (older rows are not checked), and they hold new rows
+-- 0.3.0 and 0.5.0, NOT VALID (older rows are not checked), and they hold
+-- new rows; the older row outside the range is kept, and reading it is an
+-- error naming it
 SELECT conname, convalidated FROM pg_constraint
 WHERE conrelid = 'tablestore_data.upgraded'::regclass AND contype = 'c' ORDER BY 1;
 \set VERBOSITY terse
 INSERT INTO tablestore_data.upgraded VALUES ('p', 'a/b', now(), '{}');
+INSERT INTO tablestore_data.upgraded VALUES ('p', 'inf', 'infinity', '{}');
+SELECT tablestore.get_entity('Upgraded', 'p', 'old');
+ALTER TABLE tablestore_data.upgraded VALIDATE CONSTRAINT entity_ts_in_range;
+SELECT tablestore.delete_entity('Upgraded', 'p', 'old');
+ALTER TABLE tablestore_data.upgraded VALIDATE CONSTRAINT entity_ts_in_range;
 \set VERBOSITY default
 -- and the event triggers guard it
 ALTER TABLE tablestore_data.upgraded RENAME TO elsewhere;
@@ -49,3 +58,18 @@ UNION ALL
 SELECT 'only in fresh', object FROM (SELECT * FROM fresh EXCEPT SELECT * FROM upgraded) d
 ORDER BY 1, 2;
 SELECT count(*) > 40 AS compared FROM fresh;
+
+-- A table made while this version's library served an installation of
+-- 0.4.0 has entity_ts_in_range already: the update keeps it, once.
+DROP EXTENSION tablestore;
+DROP SCHEMA tablestore;
+CREATE EXTENSION tablestore VERSION '0.4.0';
+SELECT tablestore.create_table('Made040');
+ALTER EXTENSION tablestore UPDATE;
+SELECT conname, convalidated FROM pg_constraint
+WHERE conrelid = 'tablestore_data.made040'::regclass AND contype = 'c' ORDER BY 1;
+SELECT tablestore.delete_table('Made040');
+-- leave a fresh installation to the tests after this one
+DROP EXTENSION tablestore;
+DROP SCHEMA tablestore;
+CREATE EXTENSION tablestore;
