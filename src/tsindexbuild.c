@@ -413,11 +413,17 @@ tskbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 		if (have_prev && tsk_key_eq(prev.pk, e.pk) && tsk_key_eq(prev.rk, e.rk))
 		{
 			if (alive && prev_alive && indexInfo->ii_Unique)
+			{
+				/* the keys clipped, as every message echoes a key */
+				char	   *pk = tsk_key_text(e.pk);
+				char	   *rk = tsk_key_text(e.rk);
+
 				ereport(ERROR,
 						(errcode(ERRCODE_UNIQUE_VIOLATION),
 						 errmsg("could not create unique index \"%s\"", RelationGetRelationName(index)),
 						 errdetail("Key (\"%s\", \"%s\") is duplicated.",
-								   tsk_key_text(e.pk), tsk_key_text(e.rk))));
+								   ts_clip(pk, strlen(pk)), ts_clip(rk, strlen(rk)))));
+			}
 			prev_alive = prev_alive || alive;
 		}
 		else

@@ -219,11 +219,17 @@ tskinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 						XactLockTableWait(xwait, heap, &e.tid, XLTW_InsertIndex);
 					continue;
 				case UNIQUE_CONFLICT:
-					UnlockReleaseBuffer(buf);
-					ts_ereport(ERROR, TS_EntityAlreadyExists,
-							   errmsg("entity (\"%s\", \"%s\") already exists",
-									  tsk_key_text(e.pk), tsk_key_text(e.rk)),
-							   errtableconstraint(heap, RelationGetRelationName(index)));
+					{
+						/* the keys as every message echoes a caller's value */
+						char	   *pk = tsk_key_text(e.pk);
+						char	   *rk = tsk_key_text(e.rk);
+
+						UnlockReleaseBuffer(buf);
+						ts_ereport(ERROR, TS_EntityAlreadyExists,
+								   errmsg("entity (\"%s\", \"%s\") already exists",
+										  ts_clip(pk, strlen(pk)), ts_clip(rk, strlen(rk))),
+								   errtableconstraint(heap, RelationGetRelationName(index)));
+					}
 			}
 		}
 

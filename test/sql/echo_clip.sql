@@ -35,4 +35,14 @@ SELECT max(bytes) AS longest FROM generate_series(90, 330) n,
 	LATERAL (SELECT * FROM pg_temp.echo('D eq guid''' || repeat('é', n) || '''')
 	UNION ALL SELECT * FROM pg_temp.echo('D eq datetime''' || repeat('😀', n) || '''')
 	UNION ALL SELECT * FROM pg_temp.echo('D ' || repeat('😀', n) || ' 1')) e;
+-- the key index's own messages echo keys clipped too: a duplicate of two
+-- 500-character keys written with plain SQL, and one found by CREATE INDEX
+INSERT INTO tablestore_data.echoes VALUES (repeat('p', 500), repeat('r', 500), now(), '{}');
+INSERT INTO tablestore_data.echoes VALUES (repeat('p', 500), repeat('r', 500), now(), '{}');
+CREATE TABLE public.echo_dups (pk tablestore.key, rk tablestore.key);
+INSERT INTO public.echo_dups SELECT repeat('p', 500), repeat('é', 500) FROM generate_series(1, 2);
+\set VERBOSITY default
+CREATE UNIQUE INDEX ON public.echo_dups USING tskey (pk, rk);
+\set VERBOSITY terse
+DROP TABLE public.echo_dups;
 SELECT tablestore.delete_table('Echoes');
