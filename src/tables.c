@@ -116,6 +116,9 @@ typedef struct TableAclArg
  * locked, check that the caller has one of the privileges the operation
  * needs, so that a role with no rights on a table cannot take (and hold)
  * a lock on it and queue its owner's DDL and every other client behind it.
+ * A privilege granted on columns counts, as it does for plain SQL: the
+ * statements of the SPI path (which serves such a role, see
+ * ts_direct_usable) check each column they touch.
  */
 static void
 table_acl_callback(const RangeVar *rv, Oid relid, Oid oldrelid, void *arg)
@@ -124,7 +127,9 @@ table_acl_callback(const RangeVar *rv, Oid relid, Oid oldrelid, void *arg)
 
 	if (!OidIsValid(relid))
 		return;
-	if (pg_class_aclmask(relid, GetUserId(), a->mode, ACLMASK_ANY) == 0)
+	/* a privilege on some columns is one, as the statements check columns */
+	if (pg_class_aclmask(relid, GetUserId(), a->mode, ACLMASK_ANY) == 0 &&
+		pg_attribute_aclcheck_all(relid, GetUserId(), a->mode, ACLMASK_ANY) != ACLCHECK_OK)
 		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, rv->relname);
 }
 
