@@ -38,23 +38,23 @@
  * been inserted anew), and under REPEATABLE READ or SERIALIZABLE either is a
  * serialization failure.
  *
- * Inserts need no subtransaction: every insert (of insert and of the
- * upserts) is made as INSERT ... ON CONFLICT makes it.  It looks for the key
+ * An insert is INSERT's: the row goes into the heap and every index, and
+ * the key index waits for a concurrent inserter of the key and raises
+ * EntityAlreadyExists if that one commits.  Upserts need no subtransaction:
+ * an upsert inserts as INSERT ... ON CONFLICT does.  It looks for the key
  * with a dirty snapshot (waiting, holding nothing, for a transaction that is
- * writing it), then inserts speculatively with the key index as the arbiter:
- * the key index checks with UNIQUE_CHECK_PARTIAL, which never waits, and on
- * a conflict (a writer that got in after the look) the new row is killed
- * and the write looks again.  The key index checks and inserts under its
- * leaf's lock, so of two inserters of a key the second always sees the
- * first.  No lock of ours is held while waiting for another transaction, so
- * waits are those of plain SQL and cannot turn into deadlocks plain SQL
- * would not have: an insert that finds the key written by another
- * transaction waits for it and then raises EntityAlreadyExists (if it
- * committed) or inserts (if it rolled back), as INSERT does; an upsert
- * then updates, and never fails with EntityAlreadyExists.  Under REPEATABLE
- * READ or SERIALIZABLE an upsert whose snapshot sees a version of the key
- * that another transaction has since deleted or replaced fails with 40001,
- * as the SPI path's UPDATE does, instead of inserting.
+ * writing it) and updates the entity if it exists; else it inserts
+ * speculatively with the key index as the arbiter: the key index checks
+ * with UNIQUE_CHECK_PARTIAL, which never waits, and on a conflict (a writer
+ * that got in after the look) the new row is killed and the upsert looks
+ * again, so it never fails with EntityAlreadyExists.  The key index checks
+ * and inserts under its leaf's lock, so of two inserters of a key the
+ * second always sees the first.  No lock of tablestore's own is held while
+ * a write waits for another transaction, so the waits are those of plain
+ * SQL and cannot turn into deadlocks plain SQL would not have.  Under
+ * REPEATABLE READ or SERIALIZABLE an upsert whose snapshot sees a version
+ * of the key that another transaction has since deleted or replaced fails
+ * with 40001, as the SPI path's UPDATE does, instead of inserting.
  *
  *-------------------------------------------------------------------------
  */
@@ -539,7 +539,7 @@ check_etag(DirectWrite *w, bool conditional, int64 ticks, text *pk, text *rk)
 					  conditional, ticks, pk, rk);
 }
 
-/* What insert_new did. */
+/* What upsert_insert did. */
 typedef enum NewRow
 {
 	NEW_INSERTED,				/* the new row is in */
@@ -548,23 +548,26 @@ typedef enum NewRow
 								 * the race to one: look again */
 } NewRow;
 
-/* EntityAlreadyExists, as the key index raises it. */
+/*
+ * Insert the entity row into the heap and every index of the relation, as
+ * INSERT does: the key index waits for a concurrent inserter of the key and
+ * raises EntityAlreadyExists if that one commits.
+ */
 static void
-already_exists(DirectWrite *w, text *pk, text *rk)
+insert_row(DirectWrite *w, text *pk, text *rk, TimestampTz ts, Jsonb *props)
 {
-	ts_ereport(ERROR, TS_EntityAlreadyExists,
-			   errmsg("entity (\"%s\", \"%s\") already exists", ts_clip_text(pk), ts_clip_text(rk)),
-			   errtableconstraint(w->heap, RelationGetRelationName(w->index)));
+	store_row(w, pk, rk, ts, props, false);
+	table_tuple_insert(w->heap, w->newslot, w->cid, 0, NULL);
+	(void) ExecInsertIndexTuples(w->rri, w->newslot, w->estate, false, false, NULL, NIL);
 }
 
 /*
- * Insert e as a new entity if no version of its key exists, as INSERT ...
- * ON CONFLICT does (see the file comment).  The row is checked first for an
- * insert, as INSERT checks it before any index, and only once the key is
- * found free for an upsert, whose row would otherwise be a merge.
+ * An upsert: insert e as a new entity if no version of its key exists, as
+ * INSERT ... ON CONFLICT does (see the file comment).  The row is checked
+ * only once the key is found free: otherwise the row written is a merge.
  */
 static NewRow
-insert_new(DirectWrite *w, TsOpKind kind, TsEntity *e, TsOpResult *result)
+upsert_insert(DirectWrite *w, TsEntity *e, TsOpResult *result)
 {
 	text	   *pk = e->partition_key;
 	text	   *rk = e->row_key;
@@ -573,11 +576,6 @@ insert_new(DirectWrite *w, TsOpKind kind, TsEntity *e, TsOpResult *result)
 	TransactionId xid;
 	uint32		token;
 	bool		conflict = false;
-
-	result->ts = GetCurrentTimestamp();
-	result->props = e->props;
-	if (kind == TS_OP_INSERT)
-		store_row(w, pk, rk, result->ts, e->props, false);
 
 	InitDirtySnapshot(dirty);
 	if (probe(w, &dirty, pk, rk, &tid))
@@ -604,12 +602,12 @@ insert_new(DirectWrite *w, TsOpKind kind, TsEntity *e, TsOpResult *result)
 	 * committed, would silently insert where the SPI path's UPDATE fails to
 	 * serialize: fail as it does.
 	 */
-	if (kind != TS_OP_INSERT && IsolationUsesXactSnapshot() &&
-		probe(w, w->estate->es_snapshot, pk, rk, &tid))
+	if (IsolationUsesXactSnapshot() && probe(w, w->estate->es_snapshot, pk, rk, &tid))
 		serialization_failure(TM_Deleted, pk, rk);
 
-	if (kind != TS_OP_INSERT)
-		store_row(w, pk, rk, result->ts, e->props, false);
+	result->ts = GetCurrentTimestamp();
+	result->props = e->props;
+	store_row(w, pk, rk, result->ts, e->props, false);
 	xid = GetCurrentTransactionId();
 	token = SpeculativeInsertionLockAcquire(xid);
 	table_tuple_insert_speculative(w->heap, w->newslot, w->cid, 0, NULL, token);
@@ -669,16 +667,8 @@ ts_direct_apply(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional, i
 		switch (kind)
 		{
 			case TS_OP_INSERT:
-				switch (insert_new(&w, kind, e, result))
-				{
-					case NEW_INSERTED:
-						break;
-					case NEW_RETRY:
-						retry = true;
-						break;
-					case NEW_EXISTS:
-						already_exists(&w, pk, rk);
-				}
+				result->ts = GetCurrentTimestamp();
+				insert_row(&w, pk, rk, result->ts, e->props);
 				break;
 
 			case TS_OP_UPDATE:
@@ -695,7 +685,7 @@ ts_direct_apply(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional, i
 
 			case TS_OP_INSERT_OR_REPLACE:
 			case TS_OP_INSERT_OR_MERGE:
-				switch (insert_new(&w, kind, e, result))
+				switch (upsert_insert(&w, e, result))
 				{
 					case NEW_INSERTED:
 						break;
