@@ -31,7 +31,6 @@
  */
 #include "postgres.h"
 
-#include "access/table.h"
 #include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
@@ -382,53 +381,44 @@ write_entity(SPIPlanPtr plan, text *pk, text *rk, TimestampTz ts, Jsonb *props)
 }
 
 /*
- * Whether edata is a unique violation of the relation's key index (rather
- * than of another unique index its owner added, whose error is the
- * caller's to see as it is, naming that index, as plain SQL's is).
+ * The name of the relation's key index, looked up before a write that may
+ * violate it (not in the error handler, where the catalog is best left
+ * alone).
  */
-static bool
-is_key_violation(RelPlans *plans, ErrorData *edata)
+static pg_noinline char *
+key_index_name(RelPlans *plans)
 {
-	char	   *keyindex;
-	bool		result;
+	char	   *name = get_rel_name(plans->keyindex);
 
-	if (edata->sqlerrcode != ERRCODE_UNIQUE_VIOLATION || edata->constraint_name == NULL)
-		return false;
-	keyindex = get_rel_name(plans->keyindex);
-	result = keyindex != NULL && strcmp(edata->constraint_name, keyindex) == 0;
-	if (keyindex != NULL)
-		pfree(keyindex);
-	return result;
+	if (name == NULL)
+		elog(ERROR, "cache lookup failed for index %u", plans->keyindex);
+	return name;
 }
 
 /*
- * In an ereport: name the relation's key index as the constraint violated,
- * as the index's own error does.  The caller has the relation locked.
+ * Whether edata is a unique violation of the key index named keyname
+ * (rather than of another unique index the owner added, whose error is the
+ * caller's to see as it is, naming that index, as plain SQL's is).
  */
-static int
-key_constraint(RelPlans *plans)
+static bool
+is_key_violation(const char *keyname, ErrorData *edata)
 {
-	Relation	heap = table_open(plans->relid, NoLock);
-	char	   *keyindex = get_rel_name(plans->keyindex);
-
-	if (keyindex != NULL)
-		errtableconstraint(heap, keyindex);
-	table_close(heap, NoLock);
-	return 0;
+	return edata->sqlerrcode == ERRCODE_UNIQUE_VIOLATION && edata->constraint_name != NULL &&
+		strcmp(edata->constraint_name, keyname) == 0;
 }
 
 /*
  * In a PG_CATCH block: if the error being handled is a unique violation of
- * key (pk, rk) in the key index, raise EntityAlreadyExists instead (without
- * the internal statement as context).  Otherwise return, for the caller to
- * re-throw.
+ * key (pk, rk) in the key index keyname, raise EntityAlreadyExists instead
+ * (without the internal statement as context, naming the index as the
+ * index's own error does).  Otherwise return, for the caller to re-throw.
  */
 static void
-raise_if_key_violation(RelPlans *plans, text *pk, text *rk)
+raise_if_key_violation(RelPlans *plans, const char *keyname, text *pk, text *rk)
 {
 	ErrorData  *edata = CopyErrorData();
 
-	if (!is_key_violation(plans, edata))
+	if (!is_key_violation(keyname, edata))
 	{
 		FreeErrorData(edata);
 		return;
@@ -436,7 +426,9 @@ raise_if_key_violation(RelPlans *plans, text *pk, text *rk)
 	FlushErrorState();
 	ts_ereport(ERROR, TS_EntityAlreadyExists,
 			   errmsg("entity (\"%s\", \"%s\") already exists", ts_clip_text(pk), ts_clip_text(rk)),
-			   key_constraint(plans));
+			   err_generic_string(PG_DIAG_SCHEMA_NAME, TS_DATA_SCHEMA),
+			   err_generic_string(PG_DIAG_TABLE_NAME, plans->relname),
+			   err_generic_string(PG_DIAG_CONSTRAINT_NAME, keyname));
 }
 
 /*
@@ -450,6 +442,7 @@ static void
 insert_one(RelPlans *plans, text *pk, text *rk, TimestampTz ts, Jsonb *props)
 {
 	MemoryContext oldcontext = CurrentMemoryContext;
+	char	   *keyname = key_index_name(plans);
 
 	PG_TRY();
 	{
@@ -458,7 +451,7 @@ insert_one(RelPlans *plans, text *pk, text *rk, TimestampTz ts, Jsonb *props)
 	PG_CATCH();
 	{
 		MemoryContextSwitchTo(oldcontext);
-		raise_if_key_violation(plans, pk, rk);
+		raise_if_key_violation(plans, keyname, pk, rk);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
@@ -533,7 +526,7 @@ try_insert(RelPlans *plans, text *pk, text *rk, TimestampTz ts, Jsonb *props)
 	edata = ts_run_in_subtransaction(insert_args, &args);
 	if (edata == NULL)
 		return true;
-	if (!is_key_violation(plans, edata))
+	if (!is_key_violation(key_index_name(plans), edata))
 		ReThrowError(edata);
 	FreeErrorData(edata);
 	return false;
@@ -749,6 +742,7 @@ ts_apply_op(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional, int64
 	if (kind != TS_OP_RETRIEVE && ts_direct_usable(plans->relid, kind))
 	{
 		MemoryContext oldcontext = CurrentMemoryContext;
+		char	   *keyname = kind == TS_OP_INSERT ? key_index_name(plans) : NULL;
 
 		PG_TRY();
 		{
@@ -758,7 +752,7 @@ ts_apply_op(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional, int64
 		{
 			MemoryContextSwitchTo(oldcontext);
 			if (kind == TS_OP_INSERT)
-				raise_if_key_violation(plans, pk, rk);
+				raise_if_key_violation(plans, keyname, pk, rk);
 			PG_RE_THROW();
 		}
 		PG_END_TRY();
