@@ -429,23 +429,33 @@ execute_batch(PG_FUNCTION_ARGS)
 	SPI_connect();
 	plans = ts_get_plans(relid, relname, keyindex);
 
-	/* run the operations in a subtransaction of their own */
-	run.plans = plans;
-	run.batch = batch;
-	run.results = results;
-	run.nops = nops;
-	run.current = 0;
-	edata = ts_run_in_subtransaction(run_operations, &run);
-	if (edata != NULL)
-		raise_for_operation(edata, run.current);
-
-	for (i = 0; i < nops; i++)
+	/* unpinned also after an error, which a savepoint may catch */
+	PG_TRY();
 	{
-		Datum		value = JsonbPGetDatum(result_row(i, &batch[i], &results[i]));
-		bool		isnull = false;
+		/* run the operations in a subtransaction of their own */
+		run.plans = plans;
+		run.batch = batch;
+		run.results = results;
+		run.nops = nops;
+		run.current = 0;
+		edata = ts_run_in_subtransaction(run_operations, &run);
+		if (edata != NULL)
+			raise_for_operation(edata, run.current);
 
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, &value, &isnull);
+		for (i = 0; i < nops; i++)
+		{
+			Datum		value = JsonbPGetDatum(result_row(i, &batch[i], &results[i]));
+			bool		isnull = false;
+
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, &value, &isnull);
+		}
 	}
+	PG_CATCH();
+	{
+		ts_release_plans(plans);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
 	ts_release_plans(plans);
 	SPI_finish();
 	return (Datum) 0;

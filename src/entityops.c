@@ -71,7 +71,9 @@ struct RelPlans
  * stale when its relation's relcache entry is invalidated (ALTER, DROP,
  * ANALYZE, ...) and freed at the next lookup unless a call still uses it, so
  * that no dropped relation keeps its statements.  Pins are released at the
- * end of each call and, after an error, at the end of the transaction.
+ * end of each call, also when it fails (a savepoint may catch the error and
+ * the transaction go on to other tables), and all at the end of the
+ * transaction.
  */
 #define PLAN_CACHE_SIZE		64
 
@@ -162,22 +164,36 @@ plans_xact_callback(XactEvent event, void *arg)
 		p->pins = 0;
 }
 
+/* qsort comparator: least recently used first */
+static int
+plans_lru_cmp(const void *a, const void *b)
+{
+	uint64		x = (*(RelPlans *const *) a)->last_used;
+	uint64		y = (*(RelPlans *const *) b)->last_used;
+
+	return (x > y) - (x < y);
+}
+
 /*
- * Free the stale entries no call uses and, if the cache is full, the least
- * recently used unused one.
+ * Free the stale entries no call uses and, while the cache is full, the
+ * least recently used unused ones, so that it makes room for one more
+ * (however far past its size pinned entries took it).
  */
 static void
 plans_sweep(void)
 {
 	HASH_SEQ_STATUS seq;
 	RelPlans   *p;
-	RelPlans   *lru = NULL;
+	RelPlans  **unused;
+	long		nentries = hash_get_num_entries(plan_cache);
+	int			nunused = 0;
 	List	   *doomed = NIL;
 	ListCell   *lc;
 
-	if (!plan_cache_has_stale && hash_get_num_entries(plan_cache) < PLAN_CACHE_SIZE)
+	if (!plan_cache_has_stale && nentries < PLAN_CACHE_SIZE)
 		return;
 	plan_cache_has_stale = false;
+	unused = palloc(sizeof(RelPlans *) * nentries);
 	hash_seq_init(&seq, plan_cache);
 	while ((p = hash_seq_search(&seq)) != NULL)
 	{
@@ -189,14 +205,16 @@ plans_sweep(void)
 		}
 		if (p->stale)
 			doomed = lappend(doomed, p);
-		else if (lru == NULL || p->last_used < lru->last_used)
-			lru = p;
+		else
+			unused[nunused++] = p;
 	}
-	if (hash_get_num_entries(plan_cache) - list_length(doomed) >= PLAN_CACHE_SIZE && lru != NULL)
-		doomed = lappend(doomed, lru);
+	qsort(unused, nunused, sizeof(RelPlans *), plans_lru_cmp);
+	for (int i = 0; i < nunused && nentries - list_length(doomed) >= PLAN_CACHE_SIZE; i++)
+		doomed = lappend(doomed, unused[i]);
 	foreach(lc, doomed)
 		plans_remove(lfirst(lc));
 	list_free(doomed);
+	pfree(unused);
 }
 
 /*
@@ -363,23 +381,54 @@ write_entity(SPIPlanPtr plan, text *pk, text *rk, TimestampTz ts, Jsonb *props)
 }
 
 /*
+ * The name of the relation's key index, looked up before a write that may
+ * violate it (not in the error handler, where the catalog is best left
+ * alone).
+ */
+static pg_noinline char *
+key_index_name(RelPlans *plans)
+{
+	char	   *name = get_rel_name(plans->keyindex);
+
+	if (name == NULL)
+		elog(ERROR, "cache lookup failed for index %u", plans->keyindex);
+	return name;
+}
+
+/*
+ * Whether edata is a unique violation of the key index named keyname
+ * (rather than of another unique index the owner added, whose error is the
+ * caller's to see as it is, naming that index, as plain SQL's is).
+ */
+static bool
+is_key_violation(const char *keyname, ErrorData *edata)
+{
+	return edata->sqlerrcode == ERRCODE_UNIQUE_VIOLATION && edata->constraint_name != NULL &&
+		strcmp(edata->constraint_name, keyname) == 0;
+}
+
+/*
  * In a PG_CATCH block: if the error being handled is a unique violation of
- * key (pk, rk), raise EntityAlreadyExists instead (without the internal
- * statement as context).  Otherwise return, for the caller to re-throw.
+ * key (pk, rk) in the key index keyname, raise EntityAlreadyExists instead
+ * (without the internal statement as context, naming the index as the
+ * index's own error does).  Otherwise return, for the caller to re-throw.
  */
 static void
-raise_if_unique_violation(text *pk, text *rk)
+raise_if_key_violation(RelPlans *plans, const char *keyname, text *pk, text *rk)
 {
 	ErrorData  *edata = CopyErrorData();
 
-	if (edata->sqlerrcode != ERRCODE_UNIQUE_VIOLATION)
+	if (!is_key_violation(keyname, edata))
 	{
 		FreeErrorData(edata);
 		return;
 	}
 	FlushErrorState();
 	ts_ereport(ERROR, TS_EntityAlreadyExists,
-			   errmsg("entity (\"%s\", \"%s\") already exists", ts_clip_text(pk), ts_clip_text(rk)));
+			   errmsg("entity (\"%s\", \"%s\") already exists", ts_clip_text(pk), ts_clip_text(rk)),
+			   err_generic_string(PG_DIAG_SCHEMA_NAME, TS_DATA_SCHEMA),
+			   err_generic_string(PG_DIAG_TABLE_NAME, plans->relname),
+			   err_generic_string(PG_DIAG_CONSTRAINT_NAME, keyname));
 }
 
 /*
@@ -393,17 +442,16 @@ static void
 insert_one(RelPlans *plans, text *pk, text *rk, TimestampTz ts, Jsonb *props)
 {
 	MemoryContext oldcontext = CurrentMemoryContext;
+	char	   *keyname = key_index_name(plans);
 
 	PG_TRY();
 	{
-		ts_lock_key(plans->relid, pk, rk);
 		write_entity(plans->insert, pk, rk, ts, props);
-		ts_unlock_key(plans->relid, pk, rk);
 	}
 	PG_CATCH();
 	{
 		MemoryContextSwitchTo(oldcontext);
-		raise_if_unique_violation(pk, rk);
+		raise_if_key_violation(plans, keyname, pk, rk);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
@@ -464,9 +512,10 @@ insert_args(void *arg)
 
 /*
  * Insert an entity unless its key exists: the insert in an internal
- * subtransaction, rolled back on a unique violation (the key index raises
- * it after waiting for a concurrent inserter that then commits).  Returns
- * whether the entity was inserted.
+ * subtransaction, rolled back on a unique violation of the key index (which
+ * raises it after waiting for a concurrent inserter that then commits; no
+ * lock of ours is held meanwhile).  A violation of another unique index is
+ * raised as it is.  Returns whether the entity was inserted.
  */
 static bool
 try_insert(RelPlans *plans, text *pk, text *rk, TimestampTz ts, Jsonb *props)
@@ -474,13 +523,10 @@ try_insert(RelPlans *plans, text *pk, text *rk, TimestampTz ts, Jsonb *props)
 	InsertArgs	args = {plans, pk, rk, ts, props};
 	ErrorData  *edata;
 
-	/* serialize with the other tablestore writers of the key */
-	ts_lock_key(plans->relid, pk, rk);
 	edata = ts_run_in_subtransaction(insert_args, &args);
-	ts_unlock_key(plans->relid, pk, rk);
 	if (edata == NULL)
 		return true;
-	if (edata->sqlerrcode != ERRCODE_UNIQUE_VIOLATION)
+	if (!is_key_violation(key_index_name(plans), edata))
 		ReThrowError(edata);
 	FreeErrorData(edata);
 	return false;
@@ -621,6 +667,7 @@ update_one(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional, int64 
 	if (SPI_processed == 0)
 		return false;
 	result->ts = DatumGetTimestampTz(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	ts_check_write_timestamp(result->ts, e->partition_key, e->row_key);
 	result->props = DatumGetJsonbP(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
 	check_returned_props(plans, result->props);
 
@@ -696,6 +743,7 @@ ts_apply_op(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional, int64
 	if (kind != TS_OP_RETRIEVE && ts_direct_usable(plans->relid, kind))
 	{
 		MemoryContext oldcontext = CurrentMemoryContext;
+		char	   *keyname = kind == TS_OP_INSERT ? key_index_name(plans) : NULL;
 
 		PG_TRY();
 		{
@@ -704,8 +752,8 @@ ts_apply_op(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional, int64
 		PG_CATCH();
 		{
 			MemoryContextSwitchTo(oldcontext);
-			if (kind == TS_OP_INSERT || kind == TS_OP_INSERT_OR_REPLACE || kind == TS_OP_INSERT_OR_MERGE)
-				raise_if_unique_violation(pk, rk);
+			if (kind == TS_OP_INSERT)
+				raise_if_key_violation(plans, keyname, pk, rk);
 			PG_RE_THROW();
 		}
 		PG_END_TRY();
@@ -824,6 +872,27 @@ ts_op_privileges(TsOpKind kind)
 }
 
 /*
+ * ts_apply_op with the plans pinned by the caller, unpinned when it ends,
+ * also after an error, which a savepoint may catch.
+ */
+static void
+apply_pinned(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional, int64 ticks,
+			 TsOpResult *result)
+{
+	PG_TRY();
+	{
+		ts_apply_op(plans, kind, e, conditional, ticks, result);
+	}
+	PG_CATCH();
+	{
+		ts_release_plans(plans);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	ts_release_plans(plans);
+}
+
+/*
  * The body of the SQL functions: run one operation on the table named by
  * argument 0 and return the entity as now stored (NULL after a delete).
  */
@@ -843,8 +912,7 @@ run_single(text *table, TsOpKind kind, TsEntity *e, bool conditional, int64 tick
 						  kind == TS_OP_RETRIEVE ? AccessShareLock : RowExclusiveLock, &relname, &keyindex);
 	SPI_connect();
 	plans = ts_get_plans(relid, relname, keyindex);
-	ts_apply_op(plans, kind, e, conditional, ticks, &r);
-	ts_release_plans(plans);
+	apply_pinned(plans, kind, e, conditional, ticks, &r);
 
 	/* build the result where it outlives SPI_finish */
 	MemoryContextSwitchTo(callerctx);

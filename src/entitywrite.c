@@ -9,12 +9,26 @@
  * the key index, lock the entity's latest row version, check the If-Match
  * condition on it, and insert, update or delete through table_tuple_* and
  * ExecInsertIndexTuples, with the relation's CHECK constraints compiled
- * once per relation and checked as ExecConstraints would.  It serves a write when nothing that only the executor
- * applies is in play: the relation has no triggers (nor foreign keys, which
- * are triggers) and row-level security does not apply to the caller, and the
- * caller holds every privilege the statement would need on the whole table
- * (not only on columns).  Otherwise ts_direct_usable says no and the SPI
- * path runs, with the executor's full semantics.
+ * once per relation and checked as ExecConstraints would.  It serves a write
+ * when nothing that only the executor applies is in play: the relation has
+ * no triggers (nor foreign keys, which are triggers) and row-level security
+ * does not apply to the caller, and the caller holds every privilege the
+ * statement would need on the whole table (not only on columns).  Otherwise
+ * ts_direct_usable says no and the SPI path runs, with the executor's full
+ * semantics.
+ *
+ * What the executor checks for such a statement, this path checks too, as
+ * PostgreSQL's own executor-less writer (execReplication.c's
+ * ExecSimpleRelationInsert/Update/Delete) does: the transaction may write
+ * (standard_ExecutorStart's read-only check: 25006, also on a standby), the
+ * constraints (NOT NULL and CHECK, then the partition constraint of a
+ * relation attached as a partition: 23514; an UPDATE checks the partition
+ * first, as ExecUpdate does), every index through ExecInsertIndexTuples
+ * (so a unique or exclusion index the owner added raises its own error,
+ * naming it), the replica identity before an update or delete, and a row
+ * changed by the write's own CHECK function (a re-entrant write) is 27000,
+ * as ExecUpdate and ExecDelete raise it.  test/sql/write_executor.sql
+ * compares the two paths and plain SQL under each of these conditions.
  *
  * Concurrency follows the executor's READ COMMITTED and REPEATABLE READ
  * rules for UPDATE and DELETE: the row version found with the statement's
@@ -24,18 +38,23 @@
  * been inserted anew), and under REPEATABLE READ or SERIALIZABLE either is a
  * serialization failure.
  *
- * Upserts need no subtransaction.  Every tablestore write that may insert a
- * key first takes a short-lived lock on the key (a lock-manager lock on a
- * hash of relation and key), looks for the key with a dirty snapshot, and
- * inserts only if no version of it exists or is being inserted; the lock is
- * released once the new row is in the key index, where a later writer's
- * dirty look finds it and waits for its transaction.  So no two tablestore
- * writers can insert the same key at once.  The look can still miss a
- * version of an existing key that a concurrent update (which takes no key
- * lock) puts in place while the look runs, so an upsert inserts
- * speculatively, as INSERT ... ON CONFLICT does: the key index checks with
- * UNIQUE_CHECK_PARTIAL, and on a conflict the new row is killed and the
- * upsert looks again; it never fails with EntityAlreadyExists.
+ * An insert is INSERT's: the row goes into the heap and every index, and
+ * the key index waits for a concurrent inserter of the key and raises
+ * EntityAlreadyExists if that one commits.  Upserts need no subtransaction:
+ * an upsert inserts as INSERT ... ON CONFLICT does.  It looks for the key
+ * with a dirty snapshot (waiting, holding nothing, for a transaction that is
+ * writing it) and updates the entity if it exists; else it inserts
+ * speculatively with the key index as the arbiter: the key index checks
+ * with UNIQUE_CHECK_PARTIAL, which never waits, and on a conflict (a writer
+ * that got in after the look) the new row is killed and the upsert looks
+ * again, so it never fails with EntityAlreadyExists.  The key index checks
+ * and inserts under its leaf's lock, so of two inserters of a key the
+ * second always sees the first.  No lock of tablestore's own is held while
+ * a write waits for another transaction, so the waits are those of plain
+ * SQL and cannot turn into deadlocks plain SQL would not have.  Under
+ * REPEATABLE READ or SERIALIZABLE an upsert whose snapshot sees a version
+ * of the key that another transaction has since deleted or replaced fails
+ * with 40001, as the SPI path's UPDATE does, instead of inserting.
  *
  *-------------------------------------------------------------------------
  */
@@ -50,14 +69,13 @@
 #include "access/xact.h"
 #include "access/sysattr.h"
 #include "catalog/pg_class.h"
-#include "common/hashfn.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "optimizer/optimizer.h"
 #include "utils/memutils.h"
 #include "storage/lmgr.h"
-#include "storage/lock.h"
+#include "tcop/utility.h"
 #include "utils/acl.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
@@ -65,9 +83,6 @@
 #include "utils/snapmgr.h"
 
 #include "tablestore.h"
-
-/* The advisory lock tag kind of the key locks (batch.c's partitions use 3). */
-#define KEY_LOCK_TAG_KIND	4
 
 /* The suffix of a type annotation's name. */
 #define ANNOTATION_SUFFIX	"@odata.type"
@@ -239,6 +254,8 @@ slot_has_key(DirectWrite *w, text *pk, text *rk)
 }
 
 static void serialization_failure(TM_Result result, text *pk, text *rk) pg_attribute_noreturn();
+static void changed_by_own_write(DirectWrite *w, const char *what, TM_FailureData *tmfd, text *pk,
+								 text *rk) pg_attribute_noreturn();
 
 static void
 serialization_failure(TM_Result result, text *pk, text *rk)
@@ -248,6 +265,24 @@ serialization_failure(TM_Result result, text *pk, text *rk)
 			 errmsg("could not serialize access due to concurrent %s of entity (\"%s\", \"%s\")",
 					result == TM_Deleted ? "delete" : "update", ts_clip_text(pk), ts_clip_text(rk)),
 			 errhint("Retry the transaction.")));
+}
+
+/*
+ * A row version to change was changed meanwhile by this transaction: by a
+ * later command (a CHECK constraint's function that wrote the entity while
+ * the write was checking its new row), as ExecUpdate and ExecDelete report
+ * it, 27000; by this very command, which writes one row once, never.
+ */
+static void
+changed_by_own_write(DirectWrite *w, const char *what, TM_FailureData *tmfd, text *pk, text *rk)
+{
+	if (tmfd->cmax == w->cid)
+		elog(ERROR, "entity row to be %s was already changed by the same command", what);
+	ereport(ERROR,
+			(errcode(ERRCODE_TRIGGERED_DATA_CHANGE_VIOLATION),
+			 errmsg("entity (\"%s\", \"%s\") to be %s was already changed by an operation triggered by the current write",
+					ts_clip_text(pk), ts_clip_text(rk), what),
+			 errhint("A CHECK constraint's function of the entity relation writes the entity it checks.")));
 }
 
 /*
@@ -287,8 +322,7 @@ lock_entity(DirectWrite *w, text *pk, text *rk, LockTupleMode mode, ItemPointer 
 			*retry = true;
 			return false;
 		case TM_SelfModified:
-			/* changed by a later command of ours: cannot happen here */
-			elog(ERROR, "entity row was modified by a later command of this transaction");
+			changed_by_own_write(w, "locked", &tmfd, pk, rk);
 			break;
 		default:
 			elog(ERROR, "unexpected result %d locking an entity row", (int) result);
@@ -358,9 +392,26 @@ check_constraints(DirectWrite *w, TupleTableSlot *slot)
 	ResetExprContext(econtext);
 }
 
-/* Fill w->newslot with an entity row. */
+/*
+ * Check the partition constraint of a relation attached as a partition (an
+ * owner may attach an entity relation to a partitioned table of theirs), as
+ * ExecInsert and ExecUpdate do for a row written to a partition directly:
+ * 23514 for a row outside the partition's bound.
+ */
 static void
-store_row(DirectWrite *w, text *pk, text *rk, TimestampTz ts, Jsonb *props)
+check_partition(DirectWrite *w, TupleTableSlot *slot)
+{
+	if (w->heap->rd_rel->relispartition)
+		(void) ExecPartitionCheck(w->rri, slot, w->estate, true);
+}
+
+/*
+ * Fill w->newslot with an entity row and check it in the executor's order:
+ * an insert checks the constraints then the partition, an update the
+ * partition first.
+ */
+static void
+store_row(DirectWrite *w, text *pk, text *rk, TimestampTz ts, Jsonb *props, bool update)
 {
 	TupleTableSlot *slot = w->newslot;
 	int			natts = slot->tts_tupleDescriptor->natts;
@@ -375,50 +426,11 @@ store_row(DirectWrite *w, text *pk, text *rk, TimestampTz ts, Jsonb *props)
 	for (int i = 0; i < 4; i++)
 		slot->tts_isnull[i] = false;
 	ExecStoreVirtualTuple(slot);
+	if (update)
+		check_partition(w, slot);
 	check_constraints(w, slot);
-}
-
-/* The key lock of entity (pk, rk) of a relation. */
-static void
-key_lock_tag(LOCKTAG *tag, Oid relid, text *pk, text *rk)
-{
-	uint32		h = DatumGetUInt32(hash_any((const unsigned char *) VARDATA_ANY(pk), VARSIZE_ANY_EXHDR(pk)));
-
-	h = hash_combine(h, DatumGetUInt32(hash_any((const unsigned char *) VARDATA_ANY(rk),
-												VARSIZE_ANY_EXHDR(rk))));
-	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId, (uint32) relid, h, KEY_LOCK_TAG_KIND);
-}
-
-/*
- * ts_lock_key: take the key lock of entity (pk, rk) before an insert
- * (see the file comment); ts_unlock_key releases it once the row is in the
- * key index.  Also used by the SPI path, so that both serialize alike.
- */
-void
-ts_lock_key(Oid relid, text *pk, text *rk)
-{
-	LOCKTAG		tag;
-
-	key_lock_tag(&tag, relid, pk, rk);
-	(void) LockAcquire(&tag, ExclusiveLock, false, false);
-}
-
-void
-ts_unlock_key(Oid relid, text *pk, text *rk)
-{
-	LOCKTAG		tag;
-
-	key_lock_tag(&tag, relid, pk, rk);
-	LockRelease(&tag, ExclusiveLock, false);
-}
-
-/* Insert the entity row into the heap and every index of the relation. */
-static void
-insert_row(DirectWrite *w, text *pk, text *rk, TimestampTz ts, Jsonb *props)
-{
-	store_row(w, pk, rk, ts, props);
-	table_tuple_insert(w->heap, w->newslot, w->cid, 0, NULL);
-	(void) ExecInsertIndexTuples(w->rri, w->newslot, w->estate, false, false, NULL, NIL);
+	if (!update)
+		check_partition(w, slot);
 }
 
 /*
@@ -483,8 +495,6 @@ update_locked(DirectWrite *w, TsOpKind kind, TsEntity *e, ItemPointer tid, TsOpR
 	bool		merge = (kind == TS_OP_MERGE || kind == TS_OP_INSERT_OR_MERGE);
 	bool		isnull;
 	TimestampTz old_ts = DatumGetTimestampTz(slot_getattr(w->oldslot, TS_ATT_TS, &isnull));
-	TimestampTz next_ts = old_ts + 1;
-	TimestampTz now = GetCurrentTimestamp();
 	Jsonb	   *props = e->props;
 	TM_FailureData tmfd;
 	LockTupleMode lockmode;
@@ -501,14 +511,19 @@ update_locked(DirectWrite *w, TsOpKind kind, TsEntity *e, ItemPointer tid, TsOpR
 		/* a merge can take the entity over the limits; the error undoes it */
 		ts_entity_check_limits(props, ts_entity_key_size(e->partition_key, e->row_key));
 	}
-	/* Timestamps increase per entity, even within one microsecond */
-	result->ts = Max(now, next_ts);
+	/*
+	 * Timestamps increase per entity, even within one microsecond, and
+	 * never leave the service's range (ts_write_timestamp)
+	 */
+	result->ts = ts_write_timestamp(old_ts, e->partition_key, e->row_key);
 	result->props = props;
 
-	store_row(w, e->partition_key, e->row_key, result->ts, props);
+	store_row(w, e->partition_key, e->row_key, result->ts, props, true);
 	CheckCmdReplicaIdentity(w->heap, CMD_UPDATE);
 	res = table_tuple_update(w->heap, tid, w->newslot, w->cid, w->estate->es_snapshot, InvalidSnapshot,
 							 true, &tmfd, &lockmode, &update_indexes);
+	if (res == TM_SelfModified)
+		changed_by_own_write(w, "updated", &tmfd, e->partition_key, e->row_key);
 	if (res != TM_Ok)
 		elog(ERROR, "unexpected result %d updating a locked entity row", (int) res);
 	if (update_indexes)
@@ -525,75 +540,101 @@ check_etag(DirectWrite *w, bool conditional, int64 ticks, text *pk, text *rk)
 					  conditional, ticks, pk, rk);
 }
 
-/*
- * An upsert: under the key lock, look for any version of the key with a
- * dirty snapshot.  Returns true if it inserted e; false if the entity
- * exists (the caller updates it), or was being written by another
- * transaction (waited for), or the key index found a version the look
- * missed (the caller looks again in both cases).
- */
-static bool
-upsert_insert(DirectWrite *w, TsEntity *e, TsOpResult *result, bool *exists)
+/* What upsert_insert did. */
+typedef enum NewRow
 {
+	NEW_INSERTED,				/* the new row is in */
+	NEW_EXISTS,					/* a live version of the key exists, in w->oldslot */
+	NEW_RETRY					/* waited for another writer of the key, or lost
+								 * the race to one: look again */
+} NewRow;
+
+/*
+ * Insert the entity row into the heap and every index of the relation, as
+ * INSERT does: the key index waits for a concurrent inserter of the key and
+ * raises EntityAlreadyExists if that one commits.
+ */
+static void
+insert_row(DirectWrite *w, text *pk, text *rk, TimestampTz ts, Jsonb *props)
+{
+	store_row(w, pk, rk, ts, props, false);
+	table_tuple_insert(w->heap, w->newslot, w->cid, 0, NULL);
+	(void) ExecInsertIndexTuples(w->rri, w->newslot, w->estate, false, false, NULL, NIL);
+}
+
+/*
+ * An upsert: insert e as a new entity if no version of its key exists, as
+ * INSERT ... ON CONFLICT does (see the file comment).  The row is checked
+ * only once the key is found free: otherwise the row written is a merge.
+ */
+static NewRow
+upsert_insert(DirectWrite *w, TsEntity *e, TsOpResult *result)
+{
+	text	   *pk = e->partition_key;
+	text	   *rk = e->row_key;
 	SnapshotData dirty;
 	ItemPointerData tid;
-	TransactionId wait_xid;
-	Oid			relid = RelationGetRelid(w->heap);
+	TransactionId xid;
+	uint32		token;
+	bool		conflict = false;
 
-	*exists = false;
-	ts_lock_key(relid, e->partition_key, e->row_key);
 	InitDirtySnapshot(dirty);
-	if (probe(w, &dirty, e->partition_key, e->row_key, &tid))
+	if (probe(w, &dirty, pk, rk, &tid))
 	{
-		wait_xid = TransactionIdIsValid(dirty.xmin) ? dirty.xmin : dirty.xmax;
-		ts_unlock_key(relid, e->partition_key, e->row_key);
-		if (TransactionIdIsValid(wait_xid))
+		if (TransactionIdIsValid(dirty.xmin) && dirty.speculativeToken != 0)
 		{
-			/* being inserted or deleted: wait, then look again */
-			XactLockTableWait(wait_xid, w->heap, &tid, XLTW_InsertIndex);
-			return false;
+			/* being inserted speculatively: wait for that insertion only */
+			SpeculativeInsertionWait(dirty.xmin, dirty.speculativeToken);
+			return NEW_RETRY;
 		}
-
-		/*
-		 * It exists.  Under REPEATABLE READ or SERIALIZABLE it must be one
-		 * the transaction's snapshot sees, or the update cannot be right.
-		 */
-		if (IsolationUsesXactSnapshot() &&
-			!table_tuple_satisfies_snapshot(w->heap, w->oldslot, GetTransactionSnapshot()))
-			ereport(ERROR,
-					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-					 errmsg("could not serialize access due to a concurrent insert of entity (\"%s\", \"%s\")",
-							ts_clip_text(e->partition_key), ts_clip_text(e->row_key)),
-					 errhint("Retry the transaction.")));
-		*exists = true;
-		return false;
+		if (TransactionIdIsValid(dirty.xmin) || TransactionIdIsValid(dirty.xmax))
+		{
+			/* being inserted or deleted: wait, holding nothing of ours */
+			XactLockTableWait(TransactionIdIsValid(dirty.xmin) ? dirty.xmin : dirty.xmax,
+							  w->heap, &tid, XLTW_InsertIndex);
+			return NEW_RETRY;
+		}
+		return NEW_EXISTS;
 	}
 
 	/*
-	 * Not found: insert, speculatively, as INSERT ... ON CONFLICT does.  The
-	 * dirty look can miss a version of the key that a concurrent update
-	 * (which takes no key lock) is putting in place of the one it had
-	 * found, so the key index's own check decides: on a conflict the new
-	 * row is killed and the caller looks again.
+	 * Under REPEATABLE READ or SERIALIZABLE, an upsert of a key the
+	 * transaction's snapshot still sees, deleted since by a transaction that
+	 * committed, would silently insert where the SPI path's UPDATE fails to
+	 * serialize: fail as it does.
 	 */
+	if (IsolationUsesXactSnapshot() && probe(w, w->estate->es_snapshot, pk, rk, &tid))
+		serialization_failure(TM_Deleted, pk, rk);
+
 	result->ts = GetCurrentTimestamp();
 	result->props = e->props;
-	store_row(w, e->partition_key, e->row_key, result->ts, e->props);
-	{
-		TransactionId xid = GetCurrentTransactionId();
-		uint32		token = SpeculativeInsertionLockAcquire(xid);
-		bool		conflict = false;
+	store_row(w, pk, rk, result->ts, e->props, false);
+	xid = GetCurrentTransactionId();
+	token = SpeculativeInsertionLockAcquire(xid);
+	table_tuple_insert_speculative(w->heap, w->newslot, w->cid, 0, NULL, token);
+	(void) ExecInsertIndexTuples(w->rri, w->newslot, w->estate, false, true, &conflict,
+								 list_make1_oid(RelationGetRelid(w->index)));
+	table_tuple_complete_speculative(w->heap, w->newslot, token, !conflict);
+	SpeculativeInsertionLockRelease(xid);
+	return conflict ? NEW_RETRY : NEW_INSERTED;
+}
 
-		table_tuple_insert_speculative(w->heap, w->newslot, w->cid, 0, NULL, token);
-		(void) ExecInsertIndexTuples(w->rri, w->newslot, w->estate, false, true, &conflict,
-									 list_make1_oid(RelationGetRelid(w->index)));
-		table_tuple_complete_speculative(w->heap, w->newslot, token, !conflict);
-		SpeculativeInsertionLockRelease(xid);
-		ts_unlock_key(relid, e->partition_key, e->row_key);
-		if (conflict)
-			return false;		/* *exists is false: the caller looks again */
+/*
+ * The command the SPI path runs first for a write of kind (and the plain
+ * SQL of it): what a read-only transaction refuses to execute.
+ */
+static const char *
+command_name(TsOpKind kind)
+{
+	switch (kind)
+	{
+		case TS_OP_INSERT:
+			return "INSERT";
+		case TS_OP_DELETE:
+			return "DELETE";
+		default:
+			return "UPDATE";
 	}
-	return true;
 }
 
 /*
@@ -605,13 +646,16 @@ void
 ts_direct_apply(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional, int64 ticks,
 				TsOpResult *result)
 {
-	Oid			relid = ts_plans_relid(plans);
 	DirectWrite w;
 	text	   *pk = e->partition_key;
 	text	   *rk = e->row_key;
 	ItemPointerData tid;
 	bool		retry;
-	bool		exists;
+
+	/* standard_ExecutorStart's checks of the statement the SPI path runs */
+	if (XactReadOnly)
+		PreventCommandIfReadOnly(command_name(kind));
+	PreventCommandIfParallelMode(command_name(kind));
 
 	result->props = e->props;
 	result->ts = 0;
@@ -624,11 +668,8 @@ ts_direct_apply(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional, i
 		switch (kind)
 		{
 			case TS_OP_INSERT:
-				/* the key index raises the unique violation of an existing key */
 				result->ts = GetCurrentTimestamp();
-				ts_lock_key(relid, pk, rk);
 				insert_row(&w, pk, rk, result->ts, e->props);
-				ts_unlock_key(relid, pk, rk);
 				break;
 
 			case TS_OP_UPDATE:
@@ -645,19 +686,35 @@ ts_direct_apply(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional, i
 
 			case TS_OP_INSERT_OR_REPLACE:
 			case TS_OP_INSERT_OR_MERGE:
-				if (upsert_insert(&w, e, result, &exists))
-					break;
-				if (!exists)
+				switch (upsert_insert(&w, e, result))
 				{
-					retry = true;	/* waited for another writer */
-					break;
+					case NEW_INSERTED:
+						break;
+					case NEW_RETRY:
+						retry = true;
+						break;
+					case NEW_EXISTS:
+
+						/*
+						 * Under REPEATABLE READ or SERIALIZABLE it must be a
+						 * version the transaction's snapshot sees, or the
+						 * update cannot be right.
+						 */
+						if (IsolationUsesXactSnapshot() &&
+							!table_tuple_satisfies_snapshot(w.heap, w.oldslot, GetTransactionSnapshot()))
+							ereport(ERROR,
+									(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+									 errmsg("could not serialize access due to a concurrent insert of entity (\"%s\", \"%s\")",
+											ts_clip_text(pk), ts_clip_text(rk)),
+									 errhint("Retry the transaction.")));
+						if (!lock_entity(&w, pk, rk, LockTupleNoKeyExclusive, &tid, &retry))
+						{
+							retry = true;	/* deleted meanwhile: look again */
+							break;
+						}
+						update_locked(&w, kind, e, &tid, result);
+						break;
 				}
-				if (!lock_entity(&w, pk, rk, LockTupleNoKeyExclusive, &tid, &retry))
-				{
-					retry = true;	/* deleted meanwhile: look again */
-					break;
-				}
-				update_locked(&w, kind, e, &tid, result);
 				break;
 
 			case TS_OP_DELETE:
@@ -675,6 +732,8 @@ ts_direct_apply(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional, i
 					CheckCmdReplicaIdentity(w.heap, CMD_DELETE);
 					res = table_tuple_delete(w.heap, &tid, w.cid, w.estate->es_snapshot, InvalidSnapshot,
 											 true, &tmfd, false);
+					if (res == TM_SelfModified)
+						changed_by_own_write(&w, "deleted", &tmfd, pk, rk);
 					if (res != TM_Ok)
 						elog(ERROR, "unexpected result %d deleting a locked entity row", (int) res);
 				}

@@ -116,16 +116,25 @@ typedef struct TableAclArg
  * locked, check that the caller has one of the privileges the operation
  * needs, so that a role with no rights on a table cannot take (and hold)
  * a lock on it and queue its owner's DDL and every other client behind it.
+ * INSERT or UPDATE granted on columns counts for a write, as it does for
+ * plain SQL: the statements of the SPI path (which serves such a role, see
+ * ts_direct_usable) check each column they touch.  A read needs SELECT on
+ * the whole relation, as queries read it without SQL.
  */
 static void
 table_acl_callback(const RangeVar *rv, Oid relid, Oid oldrelid, void *arg)
 {
 	TableAclArg *a = (TableAclArg *) arg;
+	AclMode		colmodes = a->mode & (ACL_INSERT | ACL_UPDATE);
 
 	if (!OidIsValid(relid))
 		return;
-	if (pg_class_aclmask(relid, GetUserId(), a->mode, ACLMASK_ANY) == 0)
-		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, rv->relname);
+	if (pg_class_aclmask(relid, GetUserId(), a->mode, ACLMASK_ANY) != 0)
+		return;
+	/* INSERT or UPDATE on some columns is a right to write (see above) */
+	if (colmodes != 0 && pg_attribute_aclcheck_all(relid, GetUserId(), colmodes, ACLMASK_ANY) == ACLCHECK_OK)
+		return;
+	aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, rv->relname);
 }
 
 /* The OID of type tablestore.key, or InvalidOid if there is none. */

@@ -251,8 +251,6 @@ extern ErrorData *ts_run_in_subtransaction(void (*fn) (void *arg), void *arg);
 extern bool ts_direct_usable(Oid relid, TsOpKind kind);
 extern void ts_direct_apply(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional,
 							int64 ticks, TsOpResult *result);
-extern void ts_lock_key(Oid relid, text *pk, text *rk);
-extern void ts_unlock_key(Oid relid, text *pk, text *rk);
 
 /* filterbind.c: the $filter language bound to PostgreSQL */
 

@@ -6,7 +6,8 @@
 # VACUUM, leaves emptied, deleted and reused, parents dissolved, a batch)
 # while the standby streams.  When the standby has replayed
 # everything, its index must pass verify_index and answer the same queries
-# with the same entities, in key order, through index scans.
+# with the same entities, in key order, through index scans; and every
+# write function must fail on it as plain SQL does, with 25006.
 set -u
 cd "$(dirname "$0")/.."
 . tools/lib.sh
@@ -110,6 +111,24 @@ plan=$(s -c "SET enable_seqscan = off" -c "SET enable_bitmapscan = off" -c "SET 
 echo "$plan" | grep -q "Index Scan Backward using" || { echo "standby: no backward index scan: $plan"; status=1; }
 if grep -q "inconsistent page" "$DIR/server.log" "$SBY/server.log"; then
 	echo "standby: wal_consistency_checking found an inconsistency"; status=1
+fi
+
+# a write on the standby is refused as plain SQL's is: 25006
+# (read_only_sql_transaction), on every write path, never XX000
+writes=$(psql -X -q -At -h "$SBY" -d postgres 2>&1 <<'SQL'
+\set VERBOSITY sqlstate
+SELECT tablestore.insert_entity('Replicated', '{"PartitionKey": "s", "RowKey": "1"}');
+SELECT tablestore.update_entity('Replicated', '{"PartitionKey": "p1", "RowKey": "batch1", "A": 1}');
+SELECT tablestore.merge_entity('Replicated', '{"PartitionKey": "p1", "RowKey": "batch1", "A": 1}');
+SELECT tablestore.insert_or_replace_entity('Replicated', '{"PartitionKey": "p1", "RowKey": "batch1", "A": 1}');
+SELECT tablestore.insert_or_merge_entity('Replicated', '{"PartitionKey": "s", "RowKey": "2", "A": 1}');
+SELECT tablestore.delete_entity('Replicated', 'p1', 'batch2');
+SELECT * FROM tablestore.execute_batch('Replicated', '[{"op": "insert_or_merge", "entity": {"PartitionKey": "p1", "RowKey": "b"}}]');
+INSERT INTO tablestore_data.replicated VALUES ('s', '3', now(), '{}');
+SQL
+)
+if [ "$(echo "$writes" | grep -c '^ERROR:  25006$')" != 8 ] || [ "$(echo "$writes" | wc -l)" != 8 ]; then
+	echo "standby: writes not refused with 25006:"; echo "$writes"; status=1
 fi
 
 n=$(s -c "SELECT count(*) FROM tablestore_data.replicated")

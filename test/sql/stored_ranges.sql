@@ -102,6 +102,12 @@ SELECT pg_temp.refused($$SELECT tablestore.merge_entity('Dates', '{"PartitionKey
 SELECT pg_temp.refused($$SELECT tablestore.insert_or_merge_entity('Dates', '{"PartitionKey": "p", "RowKey": "future", "M": 1}')$$);
 SELECT pg_temp.refused($$SELECT tablestore.execute_batch('Dates', '[{"op": "update", "entity": {"PartitionKey": "p", "RowKey": "future"}}]')$$);
 SELECT rk, ts = '10000-01-01 00:00:00+00' AS unchanged, props FROM tablestore_data.dates WHERE rk = 'future';
+-- an upsert-merge of an entity at infinity: its next Timestamp would be
+-- past the range (old_ts + 1 overflowed and stamped the current time)
+\set VERBOSITY sqlstate
+SELECT tablestore.insert_or_merge_entity('Dates', '{"PartitionKey": "p", "RowKey": "posinf", "M": 1}');
+\set VERBOSITY terse
+SELECT rk, ts = 'infinity' AS unchanged, props FROM tablestore_data.dates WHERE rk = 'posinf';
 -- a delete needs no Timestamp
 SELECT tablestore.delete_entity('Dates', 'p', 'future');
 SELECT tablestore.delete_entity('Dates', 'p', 'posinf');
