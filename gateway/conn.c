@@ -536,11 +536,20 @@ on_request(void *cls, struct MHD_Connection *connection, const char *url, const 
 		chunked = req_header(r, "Transfer-Encoding") != NULL;
 		if (length > GW_MAX_BODY)
 		{
-			/* larger than anything the gateway reads: answer now */
+			/*
+			 * Larger than anything the gateway reads.  A client that writes
+			 * its whole body before reading would see a broken pipe, not
+			 * the 413, if the connection closed now: the body is read and
+			 * dropped, up to GW_MAX_DISCARD, and the 413 sent after it.
+			 */
 			resp_error(r, &r->refusal, 413, "RequestBodyTooLarge",
 					   "The request body is too large and exceeds the maximum permissible limit.", "at most 4 MiB");
-			r->refusal.close = true;
-			return refuse(r, false);
+			if (length > GW_MAX_DISCARD)
+			{
+				r->refusal.close = true;
+				return refuse(r, false);
+			}
+			return refuse(r, true);
 		}
 		if (!prepare_request(r, &r->refusal))
 			return refuse(r, length > 0 || chunked);

@@ -29,7 +29,7 @@
 #define GW_MAX_PAGE_BYTES	(4 * 1024 * 1024)	/* entities of one query page */
 #define GW_MAX_URI			16384	/* request target, path and query */
 #define GW_MAX_PARAMS		32	/* query parameters of one URL */
-#define GW_MAX_DISCARD		(2 * GW_MAX_BODY)	/* body bytes read and dropped
+#define GW_MAX_DISCARD		(32 * 1024 * 1024)	/* body bytes read and dropped
 												 * before a refusal */
 #define GW_MAX_HEADERS		24	/* response headers we add */
 #define GW_MAX_BATCH_OPS	100
