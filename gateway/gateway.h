@@ -239,4 +239,22 @@ extern void conn_stop(struct MHD_Daemon *daemon);
 extern void handle_batch(Req *r, Resp *resp);
 extern bool parse_entity_path(const char *rest, char **table, char **pk, char **rk, bool *has_keys);
 
+/*
+ * json.c: the strict reader of request JSON (json_parse_strict, declared
+ * with util.c above, is its NULL-on-any-failure form).
+ */
+#define GW_JSON_MAX_DEPTH	32	/* nested objects and arrays */
+#define GW_JSON_MAX_VALUES	65536	/* values in one JSON text */
+#define GW_JSON_DUPLICATE_MESSAGE "A property is specified more than one time."
+
+typedef enum JsonResult
+{
+	JSON_OK,
+	JSON_INVALID,				/* not RFC 8259 JSON, bad UTF-8, too deep or big */
+	JSON_DUPLICATE				/* an object names a member twice */
+} JsonResult;
+
+extern JsonResult json_parse_request(const char *text, size_t len, json_object **out, const char **why);
+extern json_object *json_request_object(Req *r, Resp *resp, const char *text, size_t len);
+
 #endif							/* TSGW_GATEWAY_H */

@@ -264,27 +264,13 @@ bad:
 
 /*
  * parse_body_object: the request body as a JSON object, or NULL with a 400
- * answered.
+ * answered (InvalidInput; DuplicatePropertiesSpecified for a name given
+ * twice, which jsonb would silently collapse).
  */
 static json_object *
 parse_body_object(Req *r, Resp *resp)
 {
-	json_object *o;
-
-	if (r->body.len == 0)
-	{
-		bad_request(r, resp, "InvalidInput", "the request has no body");
-		return NULL;
-	}
-	o = json_parse_strict(r->body.data, r->body.len);
-	if (o == NULL || !json_object_is_type(o, json_type_object))
-	{
-		if (o)
-			json_object_put(o);
-		bad_request(r, resp, "InvalidInput", "the body is not a JSON object");
-		return NULL;
-	}
-	return o;
+	return json_request_object(r, resp, r->body.data, r->body.len);
 }
 
 /* prefer_no_content: whether Prefer asks for return-no-content. */

@@ -593,42 +593,6 @@ pct_decode(char *s)
 }
 
 /*
- * json_parse_strict: parse JSON text in strict mode (no comments, single
- * quotes or trailing commas), the whole text; NULL when it is not JSON.
- */
-json_object *
-json_parse_strict(const char *text, size_t len)
-{
-	json_tokener *tok = json_tokener_new_ex(64);
-	json_object *obj;
-
-	if (tok == NULL)
-		return NULL;
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-	obj = json_tokener_parse_ex(tok, text, (int) len);
-	if (obj != NULL && json_tokener_get_error(tok) == json_tokener_success)
-	{
-		size_t		off = json_tokener_get_parse_end(tok);
-
-		/* only whitespace may follow */
-		for (; off < len; off++)
-			if (!strchr(" \t\r\n", text[off]))
-			{
-				json_object_put(obj);
-				obj = NULL;
-				break;
-			}
-	}
-	else if (obj != NULL)
-	{
-		json_object_put(obj);
-		obj = NULL;
-	}
-	json_tokener_free(tok);
-	return obj;
-}
-
-/*
  * shape_entity: an entity as the extension returns it (all annotations,
  * odata.etag), reshaped for the request's metadata level.  nometadata drops
  * the annotations and the ETag; minimalmetadata keeps them and, for a

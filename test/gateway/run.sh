@@ -88,6 +88,7 @@ fi
 step "JavaScript SDK" node test/gateway/sdk_test.mjs
 step "Python SDK" /usr/bin/python3 test/gateway/sdk_test.py
 step "raw HTTP" bash test/gateway/http_test.sh
+step "strict parsing: batch framing, JSON bodies, a batch without database" bash test/gateway/strict_test.sh
 step "load" node test/gateway/load_test.mjs
 
 # one pooled connection: roles end with their request, back-pressure, timeout
