@@ -2,14 +2,15 @@
 """test/gateway/fuzz_http.py: an HTTP fuzzer against tablestore-gateway.
 
 Runs against the (ASan) gateway test/gateway/run.sh started: GW_PORT and
-GW_DEV_KEY as for http_test.sh, TS_SERVER_LOG the database server's log.
+GW_DEV_KEY as for http_test.sh (and GW_SCHEME=https, GW_TLS_CA for a
+gateway serving HTTPS), TS_SERVER_LOG the database server's log.
 For FUZZ_HTTP_SECONDS (default 30) it sends, one at a time on a new
 connection each,
   - requests signed with Shared Key Lite or Shared Key (the gateway checks
     the signature first, so only signed mutations get past it), built from
     valid requests of every kind (tables, entities, queries, $batch) whose
-    method, path (table names, keys with quotes, percent escapes, unicode,
-    huge), query string ($filter, $select, $top, continuation tokens,
+    method, path (path- and host-style addressing, table names, keys with
+    quotes, percent escapes, unicode, huge), query string ($filter, $select, $top, continuation tokens,
     repeated and empty parameters), headers (Accept, Prefer, If-Match,
     Content-Type, X-HTTP-Method, duplicates) and bodies (JSON entities:
     types, annotations, duplicate names, depth, size; multipart batches:
@@ -38,6 +39,7 @@ import os
 import random
 import re
 import socket
+import ssl
 import sys
 import time
 
@@ -48,6 +50,10 @@ SECONDS = float(os.environ.get("FUZZ_HTTP_SECONDS", "30"))
 SEED = int(os.environ.get("FUZZ_HTTP_SEED") or int.from_bytes(os.urandom(4), "big"))
 REPLAY = os.environ.get("FUZZ_HTTP_REPLAY")
 SERVER_LOG = os.environ.get("TS_SERVER_LOG")
+TLS = None
+if os.environ.get("GW_SCHEME") == "https":
+    # the same over TLS (GW_TLS_CA: the gateway's certificate)
+    TLS = ssl.create_default_context(cafile=os.environ.get("GW_TLS_CA"))
 ANSWER_TIMEOUT = 20.0   # a complete signed request must be answered by then
 TABLES = ["fzA", "fzB", "fzC"]
 
@@ -329,6 +335,11 @@ class Gen:
         else:
             q = self.query("tables" if kind == "tables" else "query" if kind == "query" else "")
         host = "127.0.0.1:%d" % PORT
+        if self.chance(0.2):
+            # host-style: the account from the Host header, the path without it
+            host = ACCOUNT + self.pick([".table.core.windows.net", ".localhost:%d" % PORT, "", ".", ".x" * 300,
+                                        "x.table", ":%d" % PORT, ".table.core.windows.net:443"])
+            path = path[len(acct):] or "/"
         headers = [("Host", host), ("Accept", self.pick(ACCEPTS) if self.chance(0.2) else ACCEPTS[0])]
         body = b""
         ctype = None
@@ -606,6 +617,8 @@ def send_case(chunks, close_early, expect_answer, methods):
     s.settimeout(5)
     try:
         s.connect(("127.0.0.1", PORT))
+        if TLS is not None:
+            s = TLS.wrap_socket(s, server_hostname="127.0.0.1")
     except OSError as e:
         s.close()
         return [], "connect: %s" % e, True
@@ -710,6 +723,7 @@ def main():
         body = json.dumps({"TableName": t}).encode()
         send_case([gen.signed_bytes("POST", "/%s/Tables" % ACCOUNT, body)], False, True, ["POST"])
     replay = int(REPLAY) if REPLAY is not None else None
+    recent = []             # the last cases sent: one of them may have killed it
     i = 0
     while True:
         if replay is None and time.monotonic() - start >= SECONDS:
@@ -725,6 +739,7 @@ def main():
             methods = ["GET"] * int(desc.split()[-1])
         got, err, cf = send_case(chunks, early, signed, methods)
         n += 1
+        recent = recent[-2:] + [(i - 1, kind, desc, chunks)]
         kinds[kind] = kinds.get(kind, 0) + 1
         for st, hdrs, body in got:
             code = (hdrs.get("x-ms-error-code") or [""])[0]
@@ -744,6 +759,8 @@ def main():
         if cf or err:
             ok, aerr = alive()
             if not ok:
+                for r in recent[:-1]:
+                    failures.append(r + ("sent just before the gateway stopped answering",))
                 failures.append((i - 1, kind, desc, chunks, "the gateway does not answer any more (%s)" % (aerr or err)))
                 dead = True
                 break
