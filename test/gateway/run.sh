@@ -11,6 +11,10 @@
 #   pool_test.sh   a second gateway with one connection: roles, back-pressure
 #   tls_test.sh    a third gateway serving HTTPS
 #   fuzz_batch     libFuzzer on the multipart and entity path parsers
+#   resource_test.py  its own -O2 gateway under slowloris, unauthenticated
+#                  bodies, over-long requests and unread pages: probes and RSS
+#   fuzz_http.py   signed and raw mutated HTTP requests (XX000 checked in
+#                  $TS_SERVER_LOG, which tools/run-tests.sh exports)
 # and checks that the gateway is still running and that it holds no more
 # database connections than its pool.
 set -u
@@ -48,6 +52,7 @@ END $$;
 SQL
 psql -X -q -v ON_ERROR_STOP=1 -d gwtest <<'SQL' || exit 1
 CREATE EXTENSION tablestore;
+ALTER DATABASE gwtest SET log_error_verbosity = verbose;
 GRANT CREATE ON SCHEMA tablestore_data TO gwt_dev;
 ALTER DEFAULT PRIVILEGES FOR ROLE gwt_dev IN SCHEMA tablestore_data GRANT SELECT ON TABLES TO gwt_reader;
 SQL
@@ -118,6 +123,10 @@ fuzz_batch() {
 	return $rc
 }
 step "fuzzing the batch and path parsers" fuzz_batch
+step "resources: slow headers, bodies, long requests, unread pages (-O2 build)" /usr/bin/python3 test/gateway/resource_test.py gateway/tablestore-gateway
+step "fuzzing HTTP requests (FUZZ_HTTP_SECONDS, FUZZ_HTTP_SEED)" /usr/bin/python3 test/gateway/fuzz_http.py
+GW_PORT=$(cat "$work/tls.port") GW_SCHEME=https GW_TLS_CA=$work/tls.crt FUZZ_HTTP_SECONDS=${FUZZ_HTTPS_SECONDS:-15} \
+	step "fuzzing HTTPS requests, host- and path-style" /usr/bin/python3 test/gateway/fuzz_http.py
 
 # still alive (no request crashed them), and no connection leaked
 for p in $gw_pid; do
