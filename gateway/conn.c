@@ -34,7 +34,10 @@
  *
  * Memory.  Request bodies and response bodies are charged to one budget
  * (--memory-budget) shared by all connections.  A body is charged when its
- * headers announce it; a read whose answer would take the budget over is
+ * headers announce it; a query charges a whole page before it runs (so
+ * that clients that ask for large pages and never read them are refused
+ * at once, not after the database worked for them on the threads every
+ * client needs); another read whose answer would take the budget over is
  * answered 503 ServerBusy instead; a write's answer is always sent (the
  * write is done) and is small.  Responses are handed to libmicrohttpd as
  * a stream over the gateway's buffer, not copied, and their charge is
@@ -136,6 +139,9 @@ mem_in_use(void)
 void
 free_resp(Resp *resp)
 {
+	if (resp->charged)
+		mem_release(resp->charged);
+	resp->charged = 0;
 	buf_free(&resp->body);
 	for (int i = 0; i < resp->nhdr; i++)
 	{
@@ -333,7 +339,10 @@ send_response(Req *r, Resp *resp)
 	bool		is_read = strcmp(r->method ? r->method : "", "GET") == 0 ||
 		strcmp(r->method ? r->method : "", "HEAD") == 0;
 
-	if (!mem_reserve(resp->body.len, is_read && resp->body.len > SMALL_RESPONSE))
+	if (resp->charged >= resp->body.len)
+		mem_release(resp->charged - resp->body.len);
+	else if (!mem_reserve(resp->body.len - resp->charged,
+						  is_read && resp->charged == 0 && resp->body.len > SMALL_RESPONSE))
 	{
 		free_resp(resp);
 		resp->ctype = NULL;
@@ -342,6 +351,7 @@ send_response(Req *r, Resp *resp)
 				   "the gateway's memory budget is in use");
 		mem_reserve(resp->body.len, false);
 	}
+	resp->charged = 0;
 	s = calloc(1, sizeof(Stream));
 	if (s == NULL)
 	{

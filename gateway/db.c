@@ -195,33 +195,36 @@ db_init(void)
 	char	  **ids = calloc(gw_config.naccounts, sizeof(char *));
 	PGresult   *res;
 	PGconn	   *c;
+	int			rc = 0;
 
 	if (ids == NULL)
 		return 1;
-	for (int i = 0; i < gw_config.naccounts; i++)
+	for (int i = 0; i < gw_config.naccounts && rc == 0; i++)
 	{
 		Account    *a = &gw_config.accounts[i];
 
 		if ((a->pool = pool_new(a)) == NULL)
-			return 1;
-		if ((ids[i] = identity(a->pool->conn[0])) == NULL)
+			rc = 1;
+		else if ((ids[i] = identity(a->pool->conn[0])) == NULL)
 		{
 			fprintf(stderr, "tablestore-gateway: cannot identify the database of account \"%s\"\n", a->name);
-			return 1;
+			rc = 1;
 		}
-		for (int j = 0; j < i; j++)
+		for (int j = 0; j < i && rc == 0; j++)
 			if (strcmp(ids[i], ids[j]) == 0)
 			{
 				fprintf(stderr, "tablestore-gateway: accounts \"%s\" and \"%s\" would share database %s; "
 						"an account is the unit of isolation, so each needs a database of its own "
 						"(the fourth field of an accounts file line, or --account NAME:KEY:ROLE:DATABASE)\n",
 						gw_config.accounts[j].name, a->name, ids[i]);
-				return 2;
+				rc = 2;
 			}
 	}
 	for (int i = 0; i < gw_config.naccounts; i++)
 		free(ids[i]);
 	free(ids);
+	if (rc != 0)
+		return rc;
 
 	c = gw_config.accounts[0].pool->conn[0];
 	res = PQexec(c, "SELECT code, sqlstate, http_status, service_message FROM tablestore.error_codes()");

@@ -134,6 +134,8 @@ typedef struct Resp
 	char	   *hname[GW_MAX_HEADERS];
 	char	   *hval[GW_MAX_HEADERS];
 	bool		close;			/* close the connection after it */
+	size_t		charged;		/* bytes of the memory budget already
+								 * taken for the body (mem_reserve) */
 } Resp;
 
 struct Conn;

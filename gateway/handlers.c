@@ -790,6 +790,15 @@ query_entities(Req *r, Resp *resp, const char *table)
 	vals[4] = npk;
 	vals[5] = nrk;
 
+	/* the page's memory, before the database works for it (conn.c) */
+	if (!mem_reserve(GW_MAX_PAGE_BYTES, true))
+	{
+		resp_error(r, resp, 503, "ServerBusy",
+				   "The server is currently unable to receive requests. Please retry your request.",
+				   "the gateway's memory budget is in use");
+		goto done;
+	}
+	resp->charged = GW_MAX_PAGE_BYTES;
 	resp->body.len = 0;
 	if (r->level != LEVEL_NONE)
 		metadata_prefix(r, &resp->body, table, "");
