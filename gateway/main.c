@@ -17,6 +17,7 @@
 
 #include <arpa/inet.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
@@ -482,6 +483,13 @@ main(int argc, char **argv)
 		gw_config.tls = true;
 	}
 
+	/*
+	 * Bodies and pages (up to a few MiB) come from mmap and go back to the
+	 * system when freed: glibc would otherwise raise its mmap threshold
+	 * after the first such free and serve them from arenas that stay
+	 * fragmented (the watchdog's malloc_trim returns what it can).
+	 */
+	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
 	signal(SIGPIPE, SIG_IGN);
 	{
 		int			rc = db_init();
