@@ -278,6 +278,10 @@ call PUT "/$acct/?restype=service&comp=properties" --data '<x/>'
 expect "set service properties not implemented" 501 NotImplemented
 call GET "/$acct/?restype=service&comp=nothing"
 expect "unknown service call" 400 InvalidQueryParameterValue
+# the secondary endpoint, as the SDKs address it for statistics
+# (host-style: Host <account>-secondary.<...>)
+call GET "/$acct-secondary/?restype=service&comp=stats"
+expect "statistics at <account>-secondary" 200
 
 echo "$pass passed, $fail failed"
 exit $fail
