@@ -306,9 +306,12 @@ else:
         s.sendall(b"GET /devstoreaccount1/Tables HTTP/1.1\r\n")
         held.append(s)
     for s in held:
-        s.settimeout(0.5)
-    shut = [s for s in held if closed(s)]
-    check(f"10 connections from 127.0.0.1: 2 closed at once ({len(shut)})", len(shut) == 2)
+        s.settimeout(0.1)
+    shut, t0 = set(), time.monotonic()
+    while time.monotonic() - t0 < 1 and len(shut) < len(held):
+        r, _, _ = select.select([s for s in held if s not in shut], [], [], max(0, 1 - (time.monotonic() - t0)))
+        shut |= {s for s in r if closed(s)}
+    check(f"10 connections from 127.0.0.1: 2 closed within 1 s ({len(shut)})", len(shut) == 2)
     st, secs = signed("127.0.0.2")
     check(f"meanwhile a signed request from 127.0.0.2 answered ({st}, {secs:.2f} s)", st == "200")
     s = socket.create_connection(("127.0.0.1", port))
@@ -317,8 +320,16 @@ else:
     s.close()
     for s in held:
         s.close()
-    st, secs = signed()
-    check(f"once they are closed, a signed request from 127.0.0.1 answered ({st})", st == "200")
+    # the gateway sees the closes when it next polls them: a refused
+    # connection before that is no failure (at most 2 s)
+    t0 = time.monotonic()
+    while True:
+        st, secs = signed()
+        if st == "200" or time.monotonic() - t0 > 2:
+            break
+        time.sleep(0.1)
+    check(f"once they are closed, a signed request from 127.0.0.1 answered ({st}, "
+          f"{time.monotonic() - t0:.2f} s after)", st == "200")
 sys.exit(fails)
 PY
 	start slow "$GW_BIN_ASAN" --account "$devacct" --header-timeout 2 --max-connections-per-ip 8 || return
