@@ -45,6 +45,12 @@ db_call_rows(Req *r, const char *stmt, int nparams, const char *const *values,
 	abort();
 }
 
+bool
+mem_reserve(size_t n, bool may_refuse)
+{
+	abort();
+}
+
 PGresult *
 db_call(Req *r, const char *stmt, int nparams, const char *const *values, DbErr *err)
 {

@@ -152,7 +152,11 @@ resolve_account(Req *r, Resp *resp, const char **rest_raw)
 	dot = strchr(host, '.');
 	if (dot && host[0] != '[')
 	{
-		Account    *a = find_account(host, dot - host);
+		size_t		label = dot - host;
+		Account    *a = find_account(host, label);
+
+		if (a == NULL && label > 10 && strncmp(dot - 10, "-secondary", 10) == 0)
+			a = find_account(host, label - 10);
 
 		if (a != NULL)
 		{

@@ -174,7 +174,7 @@ fuzz_batch() {
 	return $rc
 }
 step "fuzzing the batch and path parsers" fuzz_batch
-step "resources: slow headers, bodies, long requests, unread pages (-O2 build)" /usr/bin/python3 test/gateway/resource_test.py gateway/tablestore-gateway
+step "resources: slow headers, bodies, long requests, unread pages (-O2 build)" /usr/bin/python3 test/gateway/resource_test.py "$GW_BIN"
 step "fuzzing HTTP requests (FUZZ_HTTP_SECONDS, FUZZ_HTTP_SEED)" /usr/bin/python3 test/gateway/fuzz_http.py
 GW_PORT=$(cat "$work/tls.port") GW_SCHEME=https GW_TLS_CA=$work/tls.crt FUZZ_HTTP_SECONDS=${FUZZ_HTTPS_SECONDS:-15} \
 	step "fuzzing HTTPS requests, host- and path-style" /usr/bin/python3 test/gateway/fuzz_http.py
