@@ -120,21 +120,79 @@ parse_iso(const char *s)
 	return timegm(&tm);
 }
 
-/* canonical_resource: "/" account raw-path ["?comp=" value]. */
-static void
-canonical_resource(Req *r, Buf *b)
+/*
+ * canonical_resource: "/" account raw-path ["?comp=" value].  With
+ * secondary, the path's first segment "<account>-secondary" is written
+ * "<account>": the Python SDK signs a secondary endpoint's requests so,
+ * and the service accepts both forms.  False if there is no such form.
+ */
+static bool
+canonical_resource(Req *r, Buf *b, bool secondary)
 {
 	const char *comp = req_param(r, "comp");
+	const char *path = r->raw_path;
+	size_t		n = strlen(r->acct->name);
 
-	buf_printf(b, "/%s%s", r->acct->name, r->raw_path);
+	if (secondary)
+	{
+		if (path[0] != '/' || strncmp(path + 1, r->acct->name, n) != 0 ||
+			strncmp(path + 1 + n, "-secondary", 10) != 0 ||
+			(path[n + 11] != '/' && path[n + 11] != '\0'))
+			return false;
+		buf_printf(b, "/%s/%s%s", r->acct->name, r->acct->name, path + n + 11);
+	}
+	else
+		buf_printf(b, "/%s%s", r->acct->name, path);
 	if (comp != NULL)
 		buf_printf(b, "?comp=%s", comp);
+	return true;
 }
 
 /*
- * shared_key: check an Authorization header of either scheme.  The date
- * signed may be x-ms-date or Date (clients differ), and must be within
- * GW_DATE_SKEW of now, which bounds the replay of a captured request.
+ * signed_with: whether sig is the Shared Key (Lite) signature of the
+ * request with canonicalized resource res and the date of either header
+ * (clients differ), which must be within GW_DATE_SKEW of now: that bounds
+ * the replay of a captured request.
+ */
+static bool
+signed_with(Req *r, bool lite, const char *res, const char *sig)
+{
+	const char *dates[2] = {req_header(r, "x-ms-date"), req_header(r, "Date")};
+	bool		ok = false;
+
+	for (int i = 0; i < 2 && !ok; i++)
+	{
+		Buf			sts = {0};
+		char	   *mine;
+		time_t		t;
+
+		if (dates[i] == NULL)
+			continue;
+		t = parse_rfc1123(dates[i]);
+		if (t == (time_t) -1 || labs((long) (time(NULL) - t)) > GW_DATE_SKEW)
+			continue;
+		if (lite)
+			buf_printf(&sts, "%s\n%s", dates[i], res);
+		else
+		{
+			const char *md5 = req_header(r, "Content-MD5");
+			const char *ctype = req_header(r, "Content-Type");
+
+			/* the method on the wire, before X-HTTP-Method */
+			buf_printf(&sts, "%s\n%s\n%s\n%s\n%s", r->wire_method ? r->wire_method : r->method,
+					   md5 ? md5 : "", ctype ? ctype : "", dates[i], res);
+		}
+		mine = sign(r->acct, sts.data, sts.len);
+		ok = same_sig(mine, sig);
+		free(mine);
+		buf_free(&sts);
+	}
+	return ok;
+}
+
+/*
+ * shared_key: check an Authorization header of either scheme, over either
+ * form of the canonicalized resource (canonical_resource).
  */
 static bool
 shared_key(Req *r, Resp *resp, const char *auth)
@@ -142,9 +200,7 @@ shared_key(Req *r, Resp *resp, const char *auth)
 	bool		lite;
 	const char *p;
 	const char *colon;
-	const char *dates[2];
 	bool		ok = false;
-	Buf			res = {0};
 
 	if (strncmp(auth, "SharedKeyLite ", 14) == 0)
 	{
@@ -163,39 +219,17 @@ shared_key(Req *r, Resp *resp, const char *auth)
 		strncmp(p, r->acct->name, colon - p) != 0)
 		return auth_fail(r, resp, "AuthenticationFailed", "the Authorization header names another account");
 
-	dates[0] = req_header(r, "x-ms-date");
-	dates[1] = req_header(r, "Date");
-	canonical_resource(r, &res);
-	for (int i = 0; i < 2 && !ok; i++)
+	for (int form = 0; form < 2 && !ok; form++)
 	{
-		Buf			sts = {0};
-		char	   *sig;
-		time_t		t;
+		Buf			res = {0};
 
-		if (dates[i] == NULL)
-			continue;
-		t = parse_rfc1123(dates[i]);
-		if (t == (time_t) -1 || labs((long) (time(NULL) - t)) > GW_DATE_SKEW)
-			continue;
-		if (lite)
-			buf_printf(&sts, "%s\n%s", dates[i], res.data);
-		else
-		{
-			const char *md5 = req_header(r, "Content-MD5");
-			const char *ctype = req_header(r, "Content-Type");
-
-			buf_printf(&sts, "%s\n%s\n%s\n%s\n%s", r->method, md5 ? md5 : "",
-					   ctype ? ctype : "", dates[i], res.data);
-		}
-		sig = sign(r->acct, sts.data, sts.len);
-		ok = same_sig(sig, colon + 1);
-		free(sig);
-		buf_free(&sts);
+		if (canonical_resource(r, &res, form == 1))
+			ok = signed_with(r, lite, res.data, colon + 1);
+		buf_free(&res);
 	}
-	buf_free(&res);
 	if (!ok)
 	{
-		if (dates[0] == NULL && dates[1] == NULL)
+		if (req_header(r, "x-ms-date") == NULL && req_header(r, "Date") == NULL)
 			return auth_fail(r, resp, "AuthenticationFailed", "neither x-ms-date nor Date was sent");
 		return auth_fail(r, resp, "AuthenticationFailed",
 						 "the signature does not match, or the request's date is not within 15 minutes of the server's time");

@@ -11,8 +11,11 @@
  * set_config('role', <role>, true) and the function call in one implicit
  * transaction, so the role ends with the request, whatever happens, and a
  * pooled connection never carries one request's rights into the next.
- * One pool serves every account (per-role pools, PgBouncer's model, would
- * multiply connections by accounts and need a login per role).
+ * An account is the unit of isolation, as in the service: each account has
+ * its own database (its tables are invisible to other accounts, and two
+ * accounts may each have a table Orders), so each has its own pool of
+ * --pool connections, opened on first use; the gateway checks at start-up
+ * that no two accounts reach the same database.
  *
  * A request waits at most pool_wait_ms for a free connection and is then
  * answered 503 ServerBusy: that is the back-pressure.
@@ -53,8 +56,8 @@ static const Stmt stmts[] = {
 	{"delete", "SELECT tablestore.delete_entity($1, $2, $3, $4)", 4},
 	{"get", "SELECT e::text, e->>'odata.etag' FROM tablestore.get_entity($1, $2, $3, $4) AS e", 4},
 	{"query",
-		"SELECT entities::text, next_partition_key, next_row_key "
-		"FROM tablestore.query_entities_page($1, $2, $3, $4::int, $5, $6)", 6},
+		"SELECT entity::text, next_partition_key, next_row_key "
+		"FROM tablestore.query_page($1, $2, $3, $4::int, $5, $6)", 6},
 	{"batch",
 		"SELECT (r->>'status')::int, r->>'etag', (r->'entity')::text "
 		"FROM tablestore.execute_batch($1, $2::jsonb) AS r", 2},
@@ -74,11 +77,16 @@ typedef struct ErrInfo
 static ErrInfo *errinfo;
 static int	nerrinfo;
 
-static PGconn **pool;
-static bool *pool_busy;
-static int	pool_free;
-static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t pool_cond = PTHREAD_COND_INITIALIZER;
+/* The connections of one account's database. */
+typedef struct DbPool
+{
+	const char *database;		/* NULL: the database of --db */
+	PGconn	  **conn;
+	bool	   *busy;
+	int			nfree;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+} DbPool;
 
 /*
  * connect_one: a new connection with the statements prepared, a fixed
@@ -86,9 +94,12 @@ static pthread_cond_t pool_cond = PTHREAD_COND_INITIALIZER;
  * and the statement timeout.  NULL on failure (logged).
  */
 static PGconn *
-connect_one(void)
+connect_one(DbPool *p)
 {
-	PGconn	   *c = PQconnectdb(gw_config.conninfo);
+	/* --db's options, its database replaced by the account's */
+	const char *keys[] = {"dbname", p->database ? "dbname" : NULL, NULL};
+	const char *vals[] = {gw_config.conninfo, p->database, NULL};
+	PGconn	   *c = PQconnectdbParams(keys, vals, 1);
 	PGresult   *res;
 	char		sql[128];
 
@@ -128,24 +139,100 @@ connect_one(void)
 }
 
 /*
- * db_init: load the error table and check that the database answers.  The
- * pool's connections are opened on first use.
+ * pool_new: the pool of an account, its first connection open (so that a
+ * database that cannot be reached or lacks the extension stops the
+ * start-up).  NULL (logged) on failure.
  */
-bool
+static DbPool *
+pool_new(Account *a)
+{
+	DbPool	   *p = xmalloc(sizeof(DbPool));
+
+	memset(p, 0, sizeof(*p));
+	p->database = a->database;
+	p->conn = calloc(gw_config.pool_size, sizeof(PGconn *));
+	p->busy = calloc(gw_config.pool_size, sizeof(bool));
+	if (p->conn == NULL || p->busy == NULL)
+		return NULL;
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->cond, NULL);
+	p->nfree = gw_config.pool_size;
+	p->conn[0] = connect_one(p);
+	if (p->conn[0] == NULL)
+	{
+		fprintf(stderr, "tablestore-gateway: cannot serve account \"%s\"\n", a->name);
+		return NULL;
+	}
+	return p;
+}
+
+/*
+ * identity: which database of which server a connection reached, as text
+ * (malloc'd): the database's name and the server's start time, which tell
+ * two servers apart however their addresses are spelled.
+ */
+static char *
+identity(PGconn *c)
+{
+	PGresult   *res = PQexec(c, "SELECT pg_catalog.current_database() || ' @ ' || "
+							 "pg_catalog.pg_postmaster_start_time()::pg_catalog.text");
+	char	   *id = NULL;
+
+	if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1)
+		id = xstrdup(PQgetvalue(res, 0, 0));
+	PQclear(res);
+	return id;
+}
+
+/*
+ * db_init: open each account's pool, check that no two accounts share a
+ * database, and load the error table.  0 when ready, 1 if a database
+ * cannot be served, 2 if the configuration is refused.
+ */
+int
 db_init(void)
 {
-	PGconn	   *c = connect_one();
+	char	  **ids = calloc(gw_config.naccounts, sizeof(char *));
 	PGresult   *res;
+	PGconn	   *c;
+	int			rc = 0;
 
-	if (c == NULL)
-		return false;
+	if (ids == NULL)
+		return 1;
+	for (int i = 0; i < gw_config.naccounts && rc == 0; i++)
+	{
+		Account    *a = &gw_config.accounts[i];
+
+		if ((a->pool = pool_new(a)) == NULL)
+			rc = 1;
+		else if ((ids[i] = identity(a->pool->conn[0])) == NULL)
+		{
+			fprintf(stderr, "tablestore-gateway: cannot identify the database of account \"%s\"\n", a->name);
+			rc = 1;
+		}
+		for (int j = 0; j < i && rc == 0; j++)
+			if (strcmp(ids[i], ids[j]) == 0)
+			{
+				fprintf(stderr, "tablestore-gateway: accounts \"%s\" and \"%s\" would share database %s; "
+						"an account is the unit of isolation, so each needs a database of its own "
+						"(the fourth field of an accounts file line, or --account NAME:KEY:ROLE:DATABASE)\n",
+						gw_config.accounts[j].name, a->name, ids[i]);
+				rc = 2;
+			}
+	}
+	for (int i = 0; i < gw_config.naccounts; i++)
+		free(ids[i]);
+	free(ids);
+	if (rc != 0)
+		return rc;
+
+	c = gw_config.accounts[0].pool->conn[0];
 	res = PQexec(c, "SELECT code, sqlstate, http_status, service_message FROM tablestore.error_codes()");
 	if (PQresultStatus(res) != PGRES_TUPLES_OK)
 	{
 		fprintf(stderr, "tablestore-gateway: cannot read tablestore.error_codes(): %s", PQerrorMessage(c));
 		PQclear(res);
-		PQfinish(c);
-		return false;
+		return 1;
 	}
 	nerrinfo = PQntuples(res);
 	errinfo = xmalloc(sizeof(ErrInfo) * (nerrinfo ? nerrinfo : 1));
@@ -157,14 +244,7 @@ db_init(void)
 		errinfo[i].message = xstrdup(PQgetvalue(res, i, 3));
 	}
 	PQclear(res);
-
-	pool = calloc(gw_config.pool_size, sizeof(PGconn *));
-	pool_busy = calloc(gw_config.pool_size, sizeof(bool));
-	if (pool == NULL || pool_busy == NULL)
-		return false;
-	pool[0] = c;
-	pool_free = gw_config.pool_size;
-	return true;
+	return 0;
 }
 
 /*
@@ -172,7 +252,7 @@ db_init(void)
  * none became free (the caller answers 503).
  */
 static int
-pool_get(void)
+pool_get(DbPool *p)
 {
 	struct timespec until;
 	int			slot = -1;
@@ -185,39 +265,39 @@ pool_get(void)
 		until.tv_sec++;
 		until.tv_nsec -= 1000000000L;
 	}
-	pthread_mutex_lock(&pool_lock);
-	while (pool_free == 0)
+	pthread_mutex_lock(&p->lock);
+	while (p->nfree == 0)
 	{
-		if (pthread_cond_timedwait(&pool_cond, &pool_lock, &until) == ETIMEDOUT && pool_free == 0)
+		if (pthread_cond_timedwait(&p->cond, &p->lock, &until) == ETIMEDOUT && p->nfree == 0)
 		{
-			pthread_mutex_unlock(&pool_lock);
+			pthread_mutex_unlock(&p->lock);
 			return -1;
 		}
 	}
 	/* prefer a slot with an open connection */
 	for (int i = 0; i < gw_config.pool_size; i++)
-		if (!pool_busy[i] && (slot < 0 || (pool[i] != NULL && pool[slot] == NULL)))
+		if (!p->busy[i] && (slot < 0 || (p->conn[i] != NULL && p->conn[slot] == NULL)))
 			slot = i;
-	pool_busy[slot] = true;
-	pool_free--;
-	pthread_mutex_unlock(&pool_lock);
+	p->busy[slot] = true;
+	p->nfree--;
+	pthread_mutex_unlock(&p->lock);
 	return slot;
 }
 
 /* pool_put: give a slot back; a broken connection is closed first. */
 static void
-pool_put(int slot)
+pool_put(DbPool *p, int slot)
 {
-	if (pool[slot] != NULL && PQstatus(pool[slot]) != CONNECTION_OK)
+	if (p->conn[slot] != NULL && PQstatus(p->conn[slot]) != CONNECTION_OK)
 	{
-		PQfinish(pool[slot]);
-		pool[slot] = NULL;
+		PQfinish(p->conn[slot]);
+		p->conn[slot] = NULL;
 	}
-	pthread_mutex_lock(&pool_lock);
-	pool_busy[slot] = false;
-	pool_free++;
-	pthread_cond_signal(&pool_cond);
-	pthread_mutex_unlock(&pool_lock);
+	pthread_mutex_lock(&p->lock);
+	p->busy[slot] = false;
+	p->nfree++;
+	pthread_cond_signal(&p->cond);
+	pthread_mutex_unlock(&p->lock);
 }
 
 /*
@@ -340,46 +420,86 @@ map_error(PGresult *res, PGconn *c, DbErr *err)
 }
 
 /*
- * run_pipeline: on connection c, set the role (if any) and run the
- * prepared statement, both before one Sync, so they share one implicit
- * transaction.  Returns the statement's result or NULL with err filled.
+ * A call in progress: what the statement's rows go to.  Without fn the
+ * whole result is kept in out; with fn the rows are read one at a time
+ * (libpq's single-row mode, so a large result is never held whole) and
+ * handed to fn until it says stop, the rest being read and dropped.
  */
-static PGresult *
-run_pipeline(PGconn *c, const char *role, const char *stmt, int nparams,
-			 const char *const *values, DbErr *err)
+typedef struct Call
+{
+	DbRowFn		fn;
+	void	   *arg;
+	PGresult   *out;
+	int			delivered;		/* rows handed to fn */
+	bool		stopped;
+} Call;
+
+/* deliver: hand the rows of res to the call's function. */
+static void
+deliver(Call *call, PGresult *res)
+{
+	for (int i = 0; i < PQntuples(res) && !call->stopped; i++)
+	{
+		PGresult   *row = res;
+
+		call->delivered++;
+		if (PQntuples(res) > 1)
+		{
+			/* a whole result (single-row mode refused): one row at a time */
+			row = PQcopyResult(res, PG_COPYRES_ATTRS);
+			if (row == NULL)
+			{
+				call->stopped = true;
+				return;
+			}
+			for (int f = 0; f < PQnfields(res); f++)
+				PQsetvalue(row, 0, f, PQgetisnull(res, i, f) ? NULL : PQgetvalue(res, i, f),
+						   PQgetisnull(res, i, f) ? -1 : PQgetlength(res, i, f));
+		}
+		call->stopped = !call->fn(call->arg, row);
+		if (row != res)
+			PQclear(row);
+	}
+}
+
+/*
+ * run_call: on connection c, set the role (if any) and run the prepared
+ * statement, both pipelined before one Sync, so they share one implicit
+ * transaction and the role ends with it.  False with err filled when the
+ * call failed.
+ */
+static bool
+run_call(PGconn *c, const char *role, const char *stmt, int nparams,
+		 const char *const *values, Call *call, DbErr *err)
 {
 	PGresult   *res;
-	PGresult   *out = NULL;
 	PGresult   *failed = NULL;
 	bool		synced = false;
-
-	if (role == NULL)
-	{
-		res = PQexecPrepared(c, stmt, nparams, values, NULL, NULL, 0);
-		if (PQresultStatus(res) == PGRES_TUPLES_OK)
-			return res;
-		map_error(res, c, err);
-		PQclear(res);
-		return NULL;
-	}
+	int			stmt_q = role ? 1 : 0;	/* the statement's place in the pipeline */
+	int			q = 0;
 
 	if (!PQenterPipelineMode(c) ||
-		!PQsendQueryPrepared(c, "role", 1, &role, NULL, NULL, 0) ||
+		(role && !PQsendQueryPrepared(c, "role", 1, &role, NULL, NULL, 0)) ||
 		!PQsendQueryPrepared(c, stmt, nparams, values, NULL, NULL, 0) ||
 		!PQpipelineSync(c))
 	{
 		map_error(NULL, c, err);
 		PQexitPipelineMode(c);
-		return NULL;
+		return false;
 	}
-	/* results: role, NULL, statement, NULL, sync */
-	for (int step = 0, k = 0; !synced && step < 64; step++)
+	if (call->fn && stmt_q == 0)
+		PQsetSingleRowMode(c);
+	/* results: [role, NULL,] statement (rows), NULL, sync */
+	for (int guard = 0; !synced && guard < 64;)
 	{
 		res = PQgetResult(c);
 		if (res == NULL)
 		{
 			if (PQstatus(c) != CONNECTION_OK)
 				break;
+			guard++;
+			if (++q == stmt_q && call->fn)
+				PQsetSingleRowMode(c);
 			continue;
 		}
 		switch (PQresultStatus(res))
@@ -388,18 +508,28 @@ run_pipeline(PGconn *c, const char *role, const char *stmt, int nparams,
 				synced = true;
 				PQclear(res);
 				break;
+			case PGRES_SINGLE_TUPLE:
+				if (q == stmt_q && failed == NULL && !call->stopped)
+					deliver(call, res);
+				PQclear(res);
+				break;
 			case PGRES_TUPLES_OK:
-				if (k++ == 1 && out == NULL)
-					out = res;
+				guard++;
+				if (q == stmt_q && call->fn == NULL && call->out == NULL)
+					call->out = res;
 				else
+				{
+					if (q == stmt_q && call->fn && failed == NULL && !call->stopped)
+						deliver(call, res);
 					PQclear(res);
+				}
 				break;
 			case PGRES_PIPELINE_ABORTED:
-				k++;
+				guard++;
 				PQclear(res);
 				break;
 			default:
-				k++;
+				guard++;
 				if (failed == NULL)
 					failed = res;
 				else
@@ -413,71 +543,103 @@ run_pipeline(PGconn *c, const char *role, const char *stmt, int nparams,
 		map_error(failed, c, err);
 		if (failed)
 			PQclear(failed);
-		if (out)
-			PQclear(out);
-		return NULL;
+		if (call->out)
+			PQclear(call->out);
+		call->out = NULL;
+		return false;
 	}
-	return out;
+	return true;
 }
 
 /*
- * db_call: run one of the prepared statements for a request, as its
- * account's role, on a pooled connection.  Returns the result (caller
- * PQclear()s it) or NULL with err filled in (503 when no connection was
- * free in time, or none could be opened).
+ * pool_call: run a call for a request, as its account's role, on a
+ * connection of its account's pool.  False with err filled (503 when no
+ * connection was free in time, or none could be opened).
  */
-PGresult *
-db_call(Req *r, const char *stmt, int nparams, const char *const *values, DbErr *err)
+static bool
+pool_call(Req *r, const char *stmt, int nparams, const char *const *values, Call *call, DbErr *err)
 {
-	PGresult   *res = NULL;
+	DbPool	   *p = r->acct->pool;
+	bool		ok = false;
 
 	/*
 	 * A pooled connection whose session the server ended (a restart, a
 	 * terminated backend) fails with 57P0x, and nothing was applied: the
-	 * request gets one more try on a new connection.
+	 * request gets one more try on a new connection, unless rows of the
+	 * answer were already passed on.
 	 */
 	for (int attempt = 0; attempt < 2; attempt++)
 	{
-		int			slot = pool_get();
+		int			slot;
 
 		if (attempt > 0)
 			db_err_free(err);
 		memset(err, 0, sizeof(*err));
 		err->batch_index = -1;
-		if (slot < 0)
+		if (p == NULL || (slot = pool_get(p)) < 0)
 		{
 			set_err(err, "ServerBusy", 503,
 					"The server is currently unable to receive requests. Please retry your request.",
 					"no database connection became free in time");
-			return NULL;
+			return false;
 		}
-		if (pool[slot] != NULL && conn_dead(pool[slot]))
+		if (p->conn[slot] != NULL && conn_dead(p->conn[slot]))
 		{
-			PQfinish(pool[slot]);
-			pool[slot] = NULL;
+			PQfinish(p->conn[slot]);
+			p->conn[slot] = NULL;
 		}
-		if (pool[slot] == NULL)
-			pool[slot] = connect_one();
-		if (pool[slot] == NULL)
+		if (p->conn[slot] == NULL)
+			p->conn[slot] = connect_one(p);
+		if (p->conn[slot] == NULL)
 		{
-			pool_put(slot);
+			pool_put(p, slot);
 			set_err(err, "ServerBusy", 503,
 					"The server is currently unable to receive requests. Please retry your request.",
 					"cannot connect to the database");
-			return NULL;
+			return false;
 		}
-		res = run_pipeline(pool[slot], r->acct->role, stmt, nparams, values, err);
-		if (res == NULL && err->retry && pool[slot] != NULL)
+		ok = run_call(p->conn[slot], r->acct->role, stmt, nparams, values, call, err);
+		if (!ok && err->retry && p->conn[slot] != NULL)
 		{
 			/* the session is over even if libpq has not noticed yet */
-			PQfinish(pool[slot]);
-			pool[slot] = NULL;
+			PQfinish(p->conn[slot]);
+			p->conn[slot] = NULL;
 		}
-		pool_put(slot);
-		if (res != NULL || !err->retry)
+		pool_put(p, slot);
+		if (ok || !err->retry || call->delivered > 0)
 			break;
 	}
-	return res;
+	return ok;
+}
+
+/*
+ * db_call: run one of the prepared statements for a request.  Returns the
+ * result (caller PQclear()s it) or NULL with err filled in.
+ */
+PGresult *
+db_call(Req *r, const char *stmt, int nparams, const char *const *values, DbErr *err)
+{
+	Call		call = {0};
+
+	return pool_call(r, stmt, nparams, values, &call, err) ? call.out : NULL;
+}
+
+/*
+ * db_call_rows: run a statement for a request and hand its rows one at a
+ * time to fn (each a one-row result, valid during the call), which may
+ * stop the reading; the memory held is one row, whatever the result's
+ * size.  False with err filled when the call failed (fn may have seen
+ * rows).
+ */
+bool
+db_call_rows(Req *r, const char *stmt, int nparams, const char *const *values,
+			 DbRowFn fn, void *arg, DbErr *err)
+{
+	Call		call = {0};
+
+	call.fn = fn;
+	call.arg = arg;
+	return pool_call(r, stmt, nparams, values, &call, err);
 }
 
 /* db_err_free: release an error's strings. */

@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #include <json-c/json.h>
 #include <libpq-fe.h>
@@ -25,7 +26,11 @@
 
 /* Limits enforced before anything reaches the database. */
 #define GW_MAX_BODY			(4 * 1024 * 1024)	/* any request body */
+#define GW_MAX_PAGE_BYTES	(4 * 1024 * 1024)	/* entities of one query page */
+#define GW_MAX_URI			16384	/* request target, path and query */
 #define GW_MAX_PARAMS		32	/* query parameters of one URL */
+#define GW_MAX_DISCARD		(32 * 1024 * 1024)	/* body bytes read and dropped
+												 * before a refusal */
 #define GW_MAX_HEADERS		24	/* response headers we add */
 #define GW_MAX_BATCH_OPS	100
 #define GW_DATE_SKEW		(15 * 60)	/* seconds a signed date may be off */
@@ -47,13 +52,21 @@ extern void *xmalloc(size_t n);
 extern char *xstrdup(const char *s);
 extern char *xstrndup(const char *s, size_t n);
 
-/* One configured account: name, HMAC key, PostgreSQL role. */
+struct DbPool;
+
+/*
+ * One configured account: name, HMAC key, PostgreSQL role and database.
+ * An account is the unit of isolation: its tables live in its own
+ * database, served by its own pool (db.c).
+ */
 typedef struct Account
 {
 	char	   *name;
 	unsigned char key[128];
 	int			keylen;
 	char	   *role;			/* NULL: the gateway's own login role */
+	char	   *database;		/* NULL: the database of --db */
+	struct DbPool *pool;
 } Account;
 
 /* Gateway configuration (main.c). */
@@ -66,7 +79,12 @@ typedef struct GwConfig
 	int			threads;
 	int			pool_wait_ms;
 	int			conn_timeout;	/* seconds a client may stay idle */
+	int			header_timeout; /* seconds to send a request's line and
+								 * headers */
+	int			request_timeout;	/* seconds to send a request's body */
 	int			max_connections;
+	int			max_per_ip;		/* connections of one client address */
+	size_t		memory_budget;	/* bytes of bodies and responses held */
 	int			statement_timeout_ms;
 	bool		verbose;
 	bool		tls;			/* HTTPS (--tls-cert, --tls-key) */
@@ -76,6 +94,7 @@ typedef struct GwConfig
 
 extern GwConfig gw_config;
 extern Account *find_account(const char *name, size_t len);
+extern Account *unknown_account(const char *name, size_t len);
 
 /* Metadata levels of a JSON response. */
 typedef enum Level
@@ -114,19 +133,35 @@ typedef struct Resp
 	int			nhdr;
 	char	   *hname[GW_MAX_HEADERS];
 	char	   *hval[GW_MAX_HEADERS];
+	bool		close;			/* close the connection after it */
+	size_t		charged;		/* bytes of the memory budget already
+								 * taken for the body (mem_reserve) */
 } Resp;
 
-/* One HTTP request, from its first byte to its response. */
+struct Conn;
+
+/*
+ * One HTTP request, from its first byte to its response.  It lives in its
+ * connection's context (conn.c), so whatever way libmicrohttpd ends a
+ * request, the connection's end frees it.
+ */
 typedef struct Req
 {
 	char	   *raw_uri;		/* as sent, from the URI log callback */
 	Buf			body;
+	size_t		body_reserved;	/* bytes of the memory budget it holds */
+	size_t		discarded;		/* body bytes read and dropped */
 	bool		too_large;
 	bool		dispatched;
+	bool		refused;		/* answered from the headers: body dropped */
+	Resp		refusal;		/* that answer */
 
 	struct MHD_Connection *conn;
-	const char *method;
+	const char *method;			/* after X-HTTP-Method */
+	const char *wire_method;	/* as sent, what Shared Key signs */
 	Account    *acct;
+	bool		unknown_acct;	/* acct is a stand-in that never
+								 * authenticates */
 	char	   *raw_path;		/* path as sent, still percent-encoded */
 	char	   *rest;			/* decoded path after the account */
 	Param		params[GW_MAX_PARAMS];
@@ -142,6 +177,7 @@ typedef struct Req
 
 /* util.c */
 extern const char *req_header(Req *r, const char *name);
+extern void req_header_list(Req *r, const char *name, Buf *out);
 extern const char *req_param(Req *r, const char *name);
 extern void resp_header(Resp *resp, const char *name, const char *value);
 extern void resp_json(Req *r, Resp *resp, int status, json_object *obj);
@@ -152,8 +188,8 @@ extern void url_encode_key(Buf *b, const char *key);
 extern void entity_path(Buf *b, const char *table, const char *pk, const char *rk);
 extern char *b64_encode(const unsigned char *data, size_t len);
 extern int	b64_decode(const char *in, unsigned char *out, size_t outcap);
-extern char *token_encode(const char *key);
-extern char *token_decode(const char *token);
+extern char *token_encode(Req *r, char kind, const char *table, const char *key);
+extern char *token_decode(Req *r, char kind, const char *table, const char *token);
 extern void new_uuid(char *out);
 extern bool pct_decode(char *s);
 extern json_object *json_parse_strict(const char *text, size_t len);
@@ -178,16 +214,49 @@ typedef struct DbErr
 	bool		retry;			/* the server ended the session: nothing applied */
 } DbErr;
 
-extern bool db_init(void);
+/* one row of a streamed result; false stops the reading (the rest is discarded) */
+typedef bool (*DbRowFn) (void *arg, PGresult *row);
+
+extern int	db_init(void);
 extern PGresult *db_call(Req *r, const char *stmt, int nparams, const char *const *values, DbErr *err);
+extern bool db_call_rows(Req *r, const char *stmt, int nparams, const char *const *values,
+						 DbRowFn fn, void *arg, DbErr *err);
 extern void db_err_free(DbErr *err);
 extern void db_error_response(Req *r, Resp *resp, DbErr *err);
 
 /* handlers.c */
+extern bool prepare_request(Req *r, Resp *resp);
 extern void handle_request(Req *r, Resp *resp);
+
+/* conn.c: connections, their deadlines, and the memory budget */
+extern bool mem_reserve(size_t n, bool may_refuse);
+extern void mem_release(size_t n);
+extern size_t mem_in_use(void);
+extern void free_resp(Resp *resp);
+extern bool conn_start(struct MHD_Daemon **daemon, unsigned int flags, struct sockaddr *sa,
+					   struct MHD_OptionItem *tls_opts);
+extern void conn_stop(struct MHD_Daemon *daemon);
 
 /* batch.c */
 extern void handle_batch(Req *r, Resp *resp);
 extern bool parse_entity_path(const char *rest, char **table, char **pk, char **rk, bool *has_keys);
+
+/*
+ * json.c: the strict reader of request JSON (json_parse_strict, declared
+ * with util.c above, is its NULL-on-any-failure form).
+ */
+#define GW_JSON_MAX_DEPTH	32	/* nested objects and arrays */
+#define GW_JSON_MAX_VALUES	65536	/* values in one JSON text */
+#define GW_JSON_DUPLICATE_MESSAGE "A property is specified more than one time."
+
+typedef enum JsonResult
+{
+	JSON_OK,
+	JSON_INVALID,				/* not RFC 8259 JSON, bad UTF-8, too deep or big */
+	JSON_DUPLICATE				/* an object names a member twice */
+} JsonResult;
+
+extern JsonResult json_parse_request(const char *text, size_t len, json_object **out, const char **why);
+extern json_object *json_request_object(Req *r, Resp *resp, const char *text, size_t len);
 
 #endif							/* TSGW_GATEWAY_H */

@@ -52,9 +52,16 @@ static bool
 negotiate(Req *r, Resp *resp)
 {
 	const char *f = req_param(r, "$format");
-	const char *a = f ? f : req_header(r, "Accept");
+	const char *a = f;
+	Buf			accept = {0};
+	bool		ok = true;
 
 	r->level = LEVEL_MINIMAL;
+	if (a == NULL)
+	{
+		req_header_list(r, "Accept", &accept);
+		a = accept.data;
+	}
 	if (a == NULL)
 		return true;
 	if (strstr(a, "odata=nometadata"))
@@ -65,9 +72,10 @@ negotiate(Req *r, Resp *resp)
 	{
 		resp_error(r, resp, 415, "AtomFormatNotSupported",
 				   "Atom format is not supported.", "ask for application/json;odata=<level>");
-		return false;
+		ok = false;
 	}
-	return true;
+	buf_free(&accept);
+	return ok;
 }
 
 /* parse_query: split and percent-decode the query string. */
@@ -123,29 +131,39 @@ parse_query(Req *r, Resp *resp, char *q)
  * Host's first DNS label is a configured account (so a dotted gateway name
  * does not flip the addressing, Azurite's pitfall); else path-style, the
  * first path segment.  "<account>-secondary" addresses the same account.
+ * A name that is no account gets a stand-in that fails authentication
+ * exactly as a wrong key does (unknown_account), so that the answer does
+ * not tell which accounts exist.  r->base is the scheme, host and (path-
+ * style) account that the answers' URLs start with.
  */
 static bool
 resolve_account(Req *r, Resp *resp, const char **rest_raw)
 {
 	const char *host = req_header(r, "Host");
+	const char *scheme = gw_config.tls ? "https" : "http";
 	const char *path = r->raw_path;
 	const char *dot;
 	const char *seg_end;
 	size_t		seglen;
+	Buf			base = {0};
 
 	if (host == NULL || *host == '\0' || strlen(host) > 255)
 		host = "127.0.0.1";
 	dot = strchr(host, '.');
 	if (dot && host[0] != '[')
 	{
-		Account    *a = find_account(host, dot - host);
+		size_t		label = dot - host;
+		Account    *a = find_account(host, label);
+
+		if (a == NULL && label > 10 && strncmp(dot - 10, "-secondary", 10) == 0)
+			a = find_account(host, label - 10);
 
 		if (a != NULL)
 		{
 			r->acct = a;
 			*rest_raw = path;
-			r->base = xmalloc(strlen(host) + 8);
-			sprintf(r->base, "%s://%s", gw_config.tls ? "https" : "http", host);
+			buf_printf(&base, "%s://%s", scheme, host);
+			r->base = base.data;
 			return true;
 		}
 	}
@@ -163,14 +181,12 @@ resolve_account(Req *r, Resp *resp, const char **rest_raw)
 		r->acct = find_account(path + 1, seglen - 10);
 	if (r->acct == NULL)
 	{
-		resp_error(r, resp, 403, "AuthenticationFailed",
-				   "Server failed to authenticate the request. Make sure the value of Authorization header is formed correctly including the signature.",
-				   "no such account");
-		return false;
+		r->acct = unknown_account(path + 1, seglen);
+		r->unknown_acct = true;
 	}
 	*rest_raw = seg_end;
-	r->base = xmalloc(strlen(host) + strlen(r->acct->name) + 16);
-	sprintf(r->base, "%s://%s/%s", gw_config.tls ? "https" : "http", host, r->acct->name);
+	buf_printf(&base, "%s://%s/%s", scheme, host, r->acct->name);
+	r->base = base.data;
 	return true;
 }
 
@@ -252,42 +268,31 @@ bad:
 
 /*
  * parse_body_object: the request body as a JSON object, or NULL with a 400
- * answered.
+ * answered (InvalidInput; DuplicatePropertiesSpecified for a name given
+ * twice, which jsonb would silently collapse).
  */
 static json_object *
 parse_body_object(Req *r, Resp *resp)
 {
-	json_object *o;
-
-	if (r->body.len == 0)
-	{
-		bad_request(r, resp, "InvalidInput", "the request has no body");
-		return NULL;
-	}
-	o = json_parse_strict(r->body.data, r->body.len);
-	if (o == NULL || !json_object_is_type(o, json_type_object))
-	{
-		if (o)
-			json_object_put(o);
-		bad_request(r, resp, "InvalidInput", "the body is not a JSON object");
-		return NULL;
-	}
-	return o;
+	return json_request_object(r, resp, r->body.data, r->body.len);
 }
 
 /* prefer_no_content: whether Prefer asks for return-no-content. */
 static int
 prefer(Req *r)
 {
-	const char *p = req_header(r, "Prefer");
+	Buf			p = {0};
+	int			v = 0;
 
-	if (p == NULL)
+	req_header_list(r, "Prefer", &p);
+	if (p.data == NULL)
 		return 0;
-	if (strstr(p, "return-no-content"))
-		return 1;
-	if (strstr(p, "return-content"))
-		return 2;
-	return 0;
+	if (strstr(p.data, "return-no-content"))
+		v = 1;
+	else if (strstr(p.data, "return-content"))
+		v = 2;
+	buf_free(&p);
+	return v;
 }
 
 /*
@@ -371,19 +376,24 @@ table_item(Req *r, const char *name, bool single)
 	return o;
 }
 
-/* parse_top: $top as 1..1000 (default 1000); false with a 400 if bad. */
+/*
+ * parse_top: $top as 1..1000 (default 1000) written in decimal digits only
+ * (no sign, no blanks: one meaning per byte sequence); false with a 400 if
+ * bad.
+ */
 static bool
 parse_top(Req *r, Resp *resp, int *top)
 {
 	const char *t = req_param(r, "$top");
-	char	   *end;
+	size_t		n;
 	long		v;
 
 	*top = 1000;
 	if (t == NULL)
 		return true;
-	v = strtol(t, &end, 10);
-	if (*t == '\0' || *end != '\0' || v < 1 || v > 1000)
+	n = strlen(t);
+	v = (n >= 1 && n <= 9 && strspn(t, "0123456789") == n) ? strtol(t, NULL, 10) : -1;
+	if (v < 1 || v > 1000)
 	{
 		bad_request(r, resp, "InvalidInput", "$top must be an integer from 1 to 1000");
 		return false;
@@ -406,13 +416,22 @@ query_tables(Req *r, Resp *resp)
 	Buf			b = {0};
 	int			n;
 
+	const char *next = req_param(r, "NextTableName");
+	char	   *from = NULL;
+
 	if (!sas_allows(r, resp, "list_tables", NULL, NULL, NULL) || !parse_top(r, resp, &top))
 		return;
+	if (next != NULL && (from = token_decode(r, 't', "", next)) == NULL)
+	{
+		bad_request(r, resp, "InvalidInput", "a continuation token is not one this gateway issued");
+		return;
+	}
 	snprintf(limit, sizeof(limit), "%d", top + 1);
 	vals[0] = req_param(r, "$filter");
-	vals[1] = req_param(r, "NextTableName");
+	vals[1] = from;
 	vals[2] = limit;
 	res = db_call(r, "list_tables", 3, vals, &err);
+	free(from);
 	if (res == NULL)
 	{
 		db_error_response(r, resp, &err);
@@ -430,7 +449,12 @@ query_tables(Req *r, Resp *resp)
 		json_object_array_add(arr, table_item(r, PQgetvalue(res, i, 0), false));
 	json_object_object_add(o, "value", arr);
 	if (n > top)
-		resp_header(resp, "x-ms-continuation-NextTableName", PQgetvalue(res, top, 0));
+	{
+		char	   *t = token_encode(r, 't', "", PQgetvalue(res, top, 0));
+
+		resp_header(resp, "x-ms-continuation-NextTableName", t);
+		free(t);
+	}
 	resp_json(r, resp, 200, o);
 	json_object_put(o);
 	PQclear(res);
@@ -566,18 +590,21 @@ metadata_prefix(Req *r, Buf *b, const char *table, const char *suffix)
 	buf_free(&url);
 }
 
-/* continuation_headers: the next key of a query page, as tokens. */
+/*
+ * continuation_headers: the next key of a query page, as tokens the
+ * gateway signs (token_encode), so that only keys it issued come back.
+ */
 static void
-continuation_headers(Resp *resp, PGresult *res)
+continuation_headers(Req *r, Resp *resp, const char *table, const char *npk, const char *nrk)
 {
 	char	   *t;
 
-	if (PQgetisnull(res, 0, 1))
+	if (npk == NULL)
 		return;
-	t = token_encode(PQgetvalue(res, 0, 1));
+	t = token_encode(r, 'p', table, npk);
 	resp_header(resp, "x-ms-continuation-NextPartitionKey", t);
 	free(t);
-	t = token_encode(PQgetisnull(res, 0, 2) ? "" : PQgetvalue(res, 0, 2));
+	t = token_encode(r, 'r', table, nrk ? nrk : "");
 	resp_header(resp, "x-ms-continuation-NextRowKey", t);
 	free(t);
 }
@@ -605,6 +632,117 @@ result_entity(Req *r, Resp *resp, PGresult *res)
 	return e;
 }
 
+/*
+ * A query page being written: the rows of tablestore.query_page (one per
+ * entity, then one with the continuation) arrive one at a time and are
+ * written into the response body, so the gateway holds one page's text,
+ * never a second copy.  A page ends early, with a continuation, when its
+ * entities reach GW_MAX_PAGE_BYTES (the service too may end any page
+ * early), and at the end of a table SAS's key range.
+ */
+typedef struct Page
+{
+	Req		   *r;
+	const char *table;
+	Buf		   *body;
+	int			count;
+	bool		splice;			/* entity text as the extension wrote it */
+	bool		done;			/* past the range's end, or cut */
+	char	   *npk;			/* the continuation */
+	char	   *nrk;
+	bool		bad;			/* a row that is not an entity */
+} Page;
+
+/* entity_keys: the PartitionKey and RowKey strings of an entity, or false. */
+static bool
+entity_keys(json_object *e, const char **pk, const char **rk)
+{
+	json_object *p,
+			   *k;
+
+	if (e == NULL || !json_object_object_get_ex(e, "PartitionKey", &p) ||
+		!json_object_object_get_ex(e, "RowKey", &k) ||
+		!json_object_is_type(p, json_type_string) || !json_object_is_type(k, json_type_string))
+		return false;
+	*pk = json_object_get_string(p);
+	*rk = json_object_get_string(k);
+	return true;
+}
+
+/* page_row: one row of a query page (DbRowFn). */
+static bool
+page_row(void *arg, PGresult *row)
+{
+	Page	   *pg = arg;
+	Req		   *r = pg->r;
+	const char *text;
+	size_t		len;
+	json_object *e = NULL;
+	const char *pk,
+			   *rk;
+	bool		table_sas = r->sas.present && !r->sas.account_sas;
+
+	if (pg->done)
+		return false;
+	if (PQgetisnull(row, 0, 0))
+	{
+		/* the last row: the continuation, if any */
+		if (!PQgetisnull(row, 0, 1))
+		{
+			pg->npk = xstrdup(PQgetvalue(row, 0, 1));
+			pg->nrk = xstrdup(PQgetisnull(row, 0, 2) ? "" : PQgetvalue(row, 0, 2));
+		}
+		return true;
+	}
+	text = PQgetvalue(row, 0, 0);
+	len = PQgetlength(row, 0, 0);
+	if (table_sas || !pg->splice || (pg->count > 0 && pg->body->len + len > GW_MAX_PAGE_BYTES))
+	{
+		e = json_tokener_parse(text);
+		if (e == NULL || !json_object_is_type(e, json_type_object))
+		{
+			if (e)
+				json_object_put(e);
+			pg->bad = true;
+			pg->done = true;
+			return false;
+		}
+	}
+	if (table_sas && entity_keys(e, &pk, &rk) && !key_in_range(r, pk, rk))
+	{
+		/* past the range's end: nothing later is in it, no continuation */
+		pg->done = true;
+		json_object_put(e);
+		return false;
+	}
+	if (pg->count > 0 && pg->body->len + len > GW_MAX_PAGE_BYTES)
+	{
+		/* the page is full: this entity is where the next one starts */
+		if (entity_keys(e, &pk, &rk))
+		{
+			pg->npk = xstrdup(pk);
+			pg->nrk = xstrdup(rk);
+			pg->done = true;
+			json_object_put(e);
+			return false;
+		}
+	}
+	if (pg->count++ > 0)
+		buf_puts(pg->body, ",");
+	if (e == NULL || pg->splice)
+		buf_append(pg->body, text, len);
+	else
+	{
+		json_object *o = shape_entity(r, pg->table, e, false);
+
+		buf_puts(pg->body, json_text(o));
+		json_object_put(o);
+	}
+	if (e)
+		json_object_put(e);
+	return true;
+}
+
 /* query_entities: GET /table() with $filter, $select, $top, continuation. */
 static void
 query_entities(Req *r, Resp *resp, const char *table)
@@ -617,16 +755,12 @@ query_entities(Req *r, Resp *resp, const char *table)
 	const char *trk = req_param(r, "NextRowKey");
 	const char *vals[6];
 	DbErr		err;
-	PGresult   *res = NULL;
-	json_object *page = NULL,
-			   *o = NULL,
-			   *arr;
-	Buf			b = {0};
-	bool		past_end = false;
+	Page		pg = {0};
 
 	if (!sas_allows(r, resp, "query", table, NULL, NULL) || !parse_top(r, resp, &top))
 		return;
-	if ((tpk && (npk = token_decode(tpk)) == NULL) || (trk && (nrk = token_decode(trk)) == NULL))
+	if ((tpk && (npk = token_decode(r, 'p', table, tpk)) == NULL) ||
+		(trk && (nrk = token_decode(r, 'r', table, trk)) == NULL))
 	{
 		bad_request(r, resp, "InvalidInput", "a continuation token is not one this gateway issued");
 		goto done;
@@ -659,73 +793,46 @@ query_entities(Req *r, Resp *resp, const char *table)
 	vals[3] = topbuf;
 	vals[4] = npk;
 	vals[5] = nrk;
-	res = db_call(r, "query", 6, vals, &err);
-	if (res == NULL)
+
+	/* the page's memory, before the database works for it (conn.c) */
+	if (!mem_reserve(GW_MAX_PAGE_BYTES, true))
+	{
+		resp_error(r, resp, 503, "ServerBusy",
+				   "The server is currently unable to receive requests. Please retry your request.",
+				   "the gateway's memory budget is in use");
+		goto done;
+	}
+	resp->charged = GW_MAX_PAGE_BYTES;
+	resp->body.len = 0;
+	if (r->level != LEVEL_NONE)
+		metadata_prefix(r, &resp->body, table, "");
+	else
+		buf_puts(&resp->body, "{");
+	buf_puts(&resp->body, "\"value\":[");
+	pg.r = r;
+	pg.table = table;
+	pg.body = &resp->body;
+	pg.splice = r->level == LEVEL_MINIMAL;
+	if (!db_call_rows(r, "query", 6, vals, page_row, &pg, &err))
 	{
 		db_error_response(r, resp, &err);
 		goto done;
 	}
-	if (PQntuples(res) == 1 && r->level == LEVEL_MINIMAL &&
-		!(r->sas.present && !r->sas.account_sas) && PQgetvalue(res, 0, 0)[0] == '[')
+	if (pg.bad)
 	{
-		/* the page as the extension wrote it */
-		resp->status = 200;
-		resp->ctype = json_ctype(r->level);
-		resp->body.len = 0;
-		metadata_prefix(r, &resp->body, table, "");
-		buf_puts(&resp->body, "\"value\":");
-		buf_puts(&resp->body, PQgetvalue(res, 0, 0));
-		buf_puts(&resp->body, "}");
-		continuation_headers(resp, res);
+		resp_internal(r, resp, "unexpected result of query_page");
 		goto done;
 	}
-	if (PQntuples(res) != 1 ||
-		(page = json_tokener_parse(PQgetvalue(res, 0, 0))) == NULL ||
-		!json_object_is_type(page, json_type_array))
-	{
-		resp_internal(r, resp, "unexpected result of query_entities_page");
-		goto done;
-	}
-	o = json_object_new_object();
-	if (r->level != LEVEL_NONE)
-	{
-		buf_printf(&b, "%s/$metadata#%s", r->base, table);
-		json_object_object_add(o, "odata.metadata", json_object_new_string(b.data));
-	}
-	arr = json_object_new_array();
-	for (size_t i = 0; i < json_object_array_length(page); i++)
-	{
-		json_object *e = json_object_array_get_idx(page, i);
-		json_object *pk,
-				   *rk;
-
-		if (r->sas.present && !r->sas.account_sas &&
-			json_object_object_get_ex(e, "PartitionKey", &pk) &&
-			json_object_object_get_ex(e, "RowKey", &rk) &&
-			!key_in_range(r, json_object_get_string(pk), json_object_get_string(rk)))
-		{
-			/* past the range's end: nothing later is in it */
-			past_end = true;
-			break;
-		}
-		json_object_array_add(arr, shape_entity(r, table, e, false));
-	}
-	json_object_object_add(o, "value", arr);
-	if (!past_end)
-		continuation_headers(resp, res);
-	resp_json(r, resp, 200, o);
+	buf_puts(&resp->body, "]}");
+	resp->status = 200;
+	resp->ctype = json_ctype(r->level);
+	continuation_headers(r, resp, table, pg.npk, pg.nrk);
 done:
-	if (o)
-		json_object_put(o);
-	if (page)
-		json_object_put(page);
-	if (res)
-		PQclear(res);
+	free(pg.npk);
+	free(pg.nrk);
 	free(npk);
 	free(nrk);
-	buf_free(&b);
 }
-
 
 /* get_entity: GET /table(PartitionKey='..',RowKey='..'). */
 static void
@@ -960,24 +1067,29 @@ service(Req *r, Resp *resp)
 }
 
 /*
- * handle_request: take the request apart, authenticate it and run its
- * operation.  Every path out leaves a complete response in resp.
+ * prepare_request: everything that can be decided from the request line
+ * and headers, before the body is read: the URL taken apart, the account,
+ * the payload format, X-HTTP-Method, and authentication.  False with the
+ * answer in resp when the request is refused (its body is then never
+ * kept).  Shared Key signs the method on the wire, so X-HTTP-Method
+ * replaces it only once the signature is checked.
  */
-void
-handle_request(Req *r, Resp *resp)
+bool
+prepare_request(Req *r, Resp *resp)
 {
 	char	   *uri = xstrdup(r->raw_uri ? r->raw_uri : "/");
 	char	   *q = strchr(uri, '?');
 	const char *rest_raw;
 	const char *xm = req_header(r, "X-HTTP-Method");
-	char	   *table = NULL,
-			   *pk = NULL,
-			   *rk = NULL;
-	bool		has_keys;
-	const char *m;
+	bool		ok = false;
 
-	new_uuid(r->request_id);
 	r->level = LEVEL_MINIMAL;
+	if (strlen(r->raw_uri ? r->raw_uri : "") > GW_MAX_URI)
+	{
+		resp_error(r, resp, 414, "InvalidUri", "The requested URI does not represent any resource on the server.",
+				   "the request target is longer than 16384 bytes");
+		goto out;
+	}
 	if (q)
 		*q++ = '\0';
 	r->raw_path = xstrdup(uri);
@@ -998,11 +1110,9 @@ handle_request(Req *r, Resp *resp)
 		r->xml = true;
 	if (!r->xml && !negotiate(r, resp))
 		goto out;
-
-	m = r->method;
 	if (xm != NULL)
 	{
-		if (strcmp(m, "POST") != 0)
+		if (strcmp(r->method, "POST") != 0)
 		{
 			bad_request(r, resp, "XMethodNotUsingPost", "X-HTTP-Method is only allowed with POST");
 			goto out;
@@ -1013,11 +1123,38 @@ handle_request(Req *r, Resp *resp)
 			bad_request(r, resp, "XMethodIncorrectValue", "X-HTTP-Method must be MERGE, PATCH, PUT or DELETE");
 			goto out;
 		}
-		m = xm;
 	}
-	r->method = m;
 	if (!authenticate(r, resp))
 		goto out;
+	if (r->unknown_acct)
+	{
+		/* cannot happen: the stand-in's key is random */
+		resp_error(r, resp, 403, "AuthenticationFailed",
+				   "Server failed to authenticate the request. Make sure the value of Authorization header is formed correctly including the signature.",
+				   NULL);
+		goto out;
+	}
+	if (xm != NULL)
+		r->method = xm;
+	ok = true;
+out:
+	free(uri);
+	return ok;
+}
+
+/*
+ * handle_request: run the operation of a request that prepare_request
+ * accepted, its body now complete.  Every path out leaves a complete
+ * response in resp.
+ */
+void
+handle_request(Req *r, Resp *resp)
+{
+	const char *m = r->method;
+	char	   *table = NULL,
+			   *pk = NULL,
+			   *rk = NULL;
+	bool		has_keys;
 
 	if (r->rest[0] == '\0')
 		service(r, resp);
@@ -1090,5 +1227,4 @@ out:
 	free(table);
 	free(pk);
 	free(rk);
-	free(uri);
 }

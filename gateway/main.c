@@ -1,14 +1,15 @@
 /*-------------------------------------------------------------------------
  *
  * main.c
- *	  tablestore-gateway: options, accounts, the libmicrohttpd daemon and
- *	  the life cycle of a request (headers, bounded body, response with the
- *	  service's standard headers).
+ *	  tablestore-gateway: options, accounts and start-up.  The life of
+ *	  connections and requests is conn.c's.
  *
  * Usage: tablestore-gateway [options]; see usage() or the README section
  * "HTTP gateway (Azure SDKs)".  Without --account or --accounts-file the
  * gateway serves the development account devstoreaccount1 with its
- * published key, and then refuses to listen on anything but loopback.
+ * published key.  That key is public: whatever way an account is given
+ * it (default, --dev-account, --account, --accounts-file), the gateway
+ * refuses to listen on anything but loopback.
  *
  *-------------------------------------------------------------------------
  */
@@ -16,6 +17,7 @@
 
 #include <arpa/inet.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
@@ -23,6 +25,9 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
 
 #define DEV_ACCOUNT "devstoreaccount1"
 #define DEV_KEY "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
@@ -35,7 +40,11 @@ GwConfig	gw_config = {
 	.threads = 8,
 	.pool_wait_ms = 5000,
 	.conn_timeout = 30,
+	.header_timeout = 10,
+	.request_timeout = 60,
 	.max_connections = 512,
+	.max_per_ip = 64,
+	.memory_budget = (size_t) 256 * 1024 * 1024,
 	.statement_timeout_ms = 30000,
 };
 
@@ -50,9 +59,35 @@ find_account(const char *name, size_t len)
 	return NULL;
 }
 
-/* add_account: configure an account; false if its key is not base64. */
+/*
+ * unknown_account: a stand-in for a name that is no configured account
+ * (malloc'd; freed with its request).  It carries a random key, so a
+ * request for it goes through exactly the checks a known account's does
+ * and fails where a wrong signature fails, with the same answer: which
+ * accounts exist cannot be probed.
+ */
+Account *
+unknown_account(const char *name, size_t len)
+{
+	Account    *a = xmalloc(sizeof(Account));
+
+	memset(a, 0, sizeof(*a));
+	a->name = xstrndup(name, len);
+	a->keylen = 32;
+	if (RAND_bytes(a->key, a->keylen) != 1)
+	{
+		fprintf(stderr, "tablestore-gateway: no random bytes\n");
+		abort();
+	}
+	return a;
+}
+
+/*
+ * add_account: configure an account; false if its name or key is not
+ * valid.  database NULL means the database of --db.
+ */
 static bool
-add_account(const char *name, const char *key, const char *role)
+add_account(const char *name, const char *key, const char *role, const char *database)
 {
 	Account    *a;
 
@@ -80,35 +115,42 @@ add_account(const char *name, const char *key, const char *role)
 	}
 	a->name = xstrdup(name);
 	a->role = (role && *role) ? xstrdup(role) : NULL;
+	a->database = (database && *database) ? xstrdup(database) : NULL;
 	gw_config.naccounts++;
 	return true;
 }
 
-/* account_spec: "name:key[:role]" from --account. */
+/* account_spec: "name:key[:role[:database]]" from --account. */
 static bool
 account_spec(const char *spec)
 {
 	char	   *s = xstrdup(spec);
 	char	   *k = strchr(s, ':');
 	char	   *role;
+	char	   *database = NULL;
 	bool		ok;
 
 	if (k == NULL)
 	{
-		fprintf(stderr, "tablestore-gateway: --account takes name:key[:role]\n");
+		fprintf(stderr, "tablestore-gateway: --account takes name:key[:role[:database]]\n");
 		free(s);
 		return false;
 	}
 	*k++ = '\0';
 	role = strchr(k, ':');
 	if (role)
+	{
 		*role++ = '\0';
-	ok = add_account(s, k, role);
+		database = strchr(role, ':');
+		if (database)
+			*database++ = '\0';
+	}
+	ok = add_account(s, k, role, database);
 	free(s);
 	return ok;
 }
 
-/* accounts_file: lines "name key [role]"; '#' starts a comment. */
+/* accounts_file: lines "name key [role [database]]"; '#' starts a comment. */
 static bool
 accounts_file(const char *path)
 {
@@ -126,6 +168,7 @@ accounts_file(const char *path)
 		char	   *name,
 				   *key,
 				   *role,
+				   *database,
 				   *save;
 		char	   *hash = strchr(line, '#');
 
@@ -137,195 +180,17 @@ accounts_file(const char *path)
 			continue;
 		key = strtok_r(NULL, " \t\r\n", &save);
 		role = strtok_r(NULL, " \t\r\n", &save);
-		if (key == NULL || strtok_r(NULL, " \t\r\n", &save) != NULL || !add_account(name, key, role))
+		database = role ? strtok_r(NULL, " \t\r\n", &save) : NULL;
+		if (key == NULL || (database && strtok_r(NULL, " \t\r\n", &save) != NULL) ||
+			!add_account(name, key, role, database))
 		{
-			fprintf(stderr, "%s:%d: expected \"name key [role]\"\n", path, lineno);
+			fprintf(stderr, "%s:%d: expected \"name key [role [database]]\"\n", path, lineno);
 			fclose(f);
 			return false;
 		}
 	}
 	fclose(f);
 	return true;
-}
-
-/*
- * on_uri: libmicrohttpd hands us the request URI exactly as sent, before
- * any decoding; Shared Key signs that form, so keep it.  The returned
- * context lives until on_completed.
- */
-static void *
-on_uri(void *cls, const char *uri, struct MHD_Connection *con)
-{
-	Req		   *r = calloc(1, sizeof(Req));
-
-	if (r != NULL)
-		r->raw_uri = xstrdup(uri);
-	return r;
-}
-
-/* on_completed: free a request's context, whatever its end. */
-static void
-on_completed(void *cls, struct MHD_Connection *con, void **req_cls,
-			 enum MHD_RequestTerminationCode toe)
-{
-	Req		   *r = *req_cls;
-
-	if (r == NULL)
-		return;
-	free(r->raw_uri);
-	buf_free(&r->body);
-	free(r->raw_path);
-	free(r->rest);
-	free(r->base);
-	for (int i = 0; i < r->nparams; i++)
-	{
-		free(r->params[i].name);
-		free(r->params[i].value);
-	}
-	free(r);
-	*req_cls = NULL;
-}
-
-/*
- * send_response: queue a response with the headers the service sends on
- * every response: x-ms-request-id, x-ms-version, the client request id
- * echoed, Cache-Control and nosniff.  (libmicrohttpd adds Date.)
- */
-static enum MHD_Result
-send_response(Req *r, Resp *resp)
-{
-	struct MHD_Response *mr;
-	enum MHD_Result ret;
-	const char *v;
-
-	mr = MHD_create_response_from_buffer(resp->body.len, resp->body.data, MHD_RESPMEM_MUST_COPY);
-	if (mr == NULL)
-		return MHD_NO;
-	MHD_add_response_header(mr, "x-ms-request-id", r->request_id[0] ? r->request_id : "-");
-	v = req_header(r, "x-ms-version");
-	if (v == NULL || strlen(v) != 10 || strspn(v, "0123456789-") != 10)
-		v = GW_VERSION;
-	MHD_add_response_header(mr, "x-ms-version", v);
-	v = req_header(r, "x-ms-client-request-id");
-	if (v != NULL && strlen(v) <= 1024)
-	{
-		bool		clean = true;
-
-		for (const unsigned char *p = (const unsigned char *) v; *p; p++)
-			if (*p < 0x20 || *p >= 0x7f)
-				clean = false;
-		if (clean)
-			MHD_add_response_header(mr, "x-ms-client-request-id", v);
-	}
-	MHD_add_response_header(mr, "Cache-Control", "no-cache");
-	MHD_add_response_header(mr, "X-Content-Type-Options", "nosniff");
-	MHD_add_response_header(mr, "Server", "tablestore-gateway");
-	if (resp->ctype)
-	{
-		MHD_add_response_header(mr, "Content-Type", resp->ctype);
-		if (strncmp(resp->ctype, "application/json", 16) == 0)
-			MHD_add_response_header(mr, "DataServiceVersion", "3.0;");
-	}
-	for (int i = 0; i < resp->nhdr; i++)
-		MHD_add_response_header(mr, resp->hname[i], resp->hval[i]);
-	ret = MHD_queue_response(r->conn, resp->status ? resp->status : 500, mr);
-	MHD_destroy_response(mr);
-	if (gw_config.verbose)
-		fprintf(stderr, "%s %s %s -> %d\n", r->client_ip ? r->client_ip : "-", r->method,
-				r->raw_uri ? r->raw_uri : "", resp->status);
-	return ret;
-}
-
-/* free_resp: release a response's memory. */
-static void
-free_resp(Resp *resp)
-{
-	buf_free(&resp->body);
-	for (int i = 0; i < resp->nhdr; i++)
-	{
-		free(resp->hname[i]);
-		free(resp->hval[i]);
-	}
-	resp->nhdr = 0;
-}
-
-/*
- * on_request: libmicrohttpd's access handler, called once with the
- * headers, then per chunk of body, then once more at the end.  The body
- * is kept up to GW_MAX_BODY; a larger one is discarded as it arrives and
- * answered 413 (at once when Content-Length already says so).
- */
-static enum MHD_Result
-on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
-		   const char *version, const char *upload_data, size_t *upload_data_size, void **req_cls)
-{
-	Req		   *r = *req_cls;
-	Resp		resp = {0};
-	enum MHD_Result ret;
-
-	if (r == NULL)
-		return MHD_NO;
-	r->conn = conn;
-	r->method = method;
-	if (!r->dispatched)
-	{
-		const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
-		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-
-		r->dispatched = true;
-		r->client_ip = "";
-		if (ci && ci->client_addr)
-		{
-			if (ci->client_addr->sa_family == AF_INET)
-				inet_ntop(AF_INET, &((struct sockaddr_in *) ci->client_addr)->sin_addr, r->ipbuf, sizeof(r->ipbuf));
-			else if (ci->client_addr->sa_family == AF_INET6)
-				inet_ntop(AF_INET6, &((struct sockaddr_in6 *) ci->client_addr)->sin6_addr, r->ipbuf, sizeof(r->ipbuf));
-			r->client_ip = r->ipbuf;
-		}
-		if (cl != NULL && strtoull(cl, NULL, 10) > GW_MAX_BODY)
-		{
-			new_uuid(r->request_id);
-			r->too_large = true;
-			resp_error(r, &resp, 413, "RequestBodyTooLarge",
-					   "The request body is too large and exceeds the maximum permissible limit.", "at most 4 MiB");
-			ret = send_response(r, &resp);
-			free_resp(&resp);
-			return ret;
-		}
-		return MHD_YES;
-	}
-	if (*upload_data_size != 0)
-	{
-		if (!r->too_large)
-		{
-			if (r->body.len + *upload_data_size > GW_MAX_BODY)
-			{
-				r->too_large = true;
-				buf_free(&r->body);
-			}
-			else
-				buf_append(&r->body, upload_data, *upload_data_size);
-		}
-		*upload_data_size = 0;
-		return MHD_YES;
-	}
-	if (r->too_large)
-	{
-		if (r->request_id[0])
-			return MHD_YES;		/* already answered */
-		new_uuid(r->request_id);
-		resp_error(r, &resp, 413, "RequestBodyTooLarge",
-				   "The request body is too large and exceeds the maximum permissible limit.", "at most 4 MiB");
-	}
-	else
-	{
-		if (r->body.data == NULL)
-			buf_append(&r->body, "", 0);
-		handle_request(r, &resp);
-	}
-	ret = send_response(r, &resp);
-	free_resp(&resp);
-	return ret;
 }
 
 /* read_file: a whole (small) file, NUL-terminated, or NULL. */
@@ -358,24 +223,80 @@ usage(void)
 		   "  --listen ADDR            IPv4 or IPv6 address to listen on (default 127.0.0.1)\n"
 		   "  --port N                 TCP port (default 10002; 0 picks a free one)\n"
 		   "  --port-file FILE         write the port listened on to FILE\n"
-		   "  --account NAME:KEY[:ROLE]  an account, its base64 key and the PostgreSQL role it acts as\n"
-		   "  --accounts-file FILE     accounts, one \"name key [role]\" per line\n"
+		   "  --account NAME:KEY[:ROLE[:DATABASE]]  an account, its base64 key, the PostgreSQL role it acts as\n"
+		   "                           and its database (default: --db's; no two accounts share one)\n"
+		   "  --accounts-file FILE     accounts, one \"name key [role [database]]\" per line\n"
 		   "  --dev-account            also serve devstoreaccount1 (the default when no account is given)\n"
 		   "  --pool N                 database connections (default 8)\n"
 		   "  --threads N              HTTP threads (default 8; a thread waits while its request is in the database)\n"
 		   "  --pool-wait-ms N         how long a request waits for a connection before 503 (default 5000)\n"
 		   "  --timeout S              idle seconds before a client connection is closed (default 30)\n"
+		   "  --header-timeout S       seconds a client has to send a request's line and headers (default 10)\n"
+		   "  --request-timeout S      seconds a client has to send a request's body (default 60)\n"
 		   "  --max-connections N      concurrent client connections (default 512)\n"
+		   "  --max-connections-per-ip N  concurrent connections of one client address (default 64)\n"
+		   "  --memory-budget MIB      request and response bodies held at once, in MiB (default 256)\n"
 		   "  --statement-timeout-ms N limit of one database call (default 30000)\n"
 		   "  --tls-cert FILE, --tls-key FILE  serve HTTPS with this PEM certificate (chain) and key\n"
 		   "  -v, --verbose            log every request to stderr\n");
 }
 
-/* is_loopback: whether an address is 127.0.0.0/8 or ::1. */
+/*
+ * is_loopback: whether a --listen address is 127.0.0.0/8 or ::1 (parsed:
+ * "127.0.0.1.evil" and "::ffff:1.2.3.4" are not).
+ */
 static bool
 is_loopback(const char *addr)
 {
-	return strncmp(addr, "127.", 4) == 0 || strcmp(addr, "::1") == 0 || strcmp(addr, "localhost") == 0;
+	struct in_addr a4;
+	struct in6_addr a6;
+
+	if (strcmp(addr, "localhost") == 0)
+		return true;
+	if (inet_pton(AF_INET, addr, &a4) == 1)
+		return (ntohl(a4.s_addr) >> 24) == 127;
+	if (inet_pton(AF_INET6, addr, &a6) == 1)
+		return memcmp(&a6, &in6addr_loopback, sizeof(a6)) == 0;
+	return false;
+}
+
+/*
+ * published_key_exposed: whether an account has the development key (the
+ * key everybody knows) while the listener is not loopback.
+ */
+static bool
+published_key_exposed(void)
+{
+	unsigned char dev[128];
+	int			devlen = b64_decode(DEV_KEY, dev, sizeof(dev));
+
+	if (is_loopback(gw_config.listen_addr))
+		return false;
+	for (int i = 0; i < gw_config.naccounts; i++)
+	{
+		Account    *a = &gw_config.accounts[i];
+
+		if (a->keylen == devlen && CRYPTO_memcmp(a->key, dev, devlen) == 0)
+		{
+			fprintf(stderr, "tablestore-gateway: account \"%s\" has the development account's key, which is public; "
+					"give it a key of its own to listen on %s\n", a->name, gw_config.listen_addr);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* positive: a numeric option's value, or -1 if it is not a plain number. */
+static long
+positive(const char *v)
+{
+	char	   *end;
+	long		n;
+
+	if (v == NULL || *v < '0' || *v > '9')
+		return -1;
+	n = strtol(v, &end, 10);
+	return *end == '\0' ? n : -1;
 }
 
 int
@@ -394,6 +315,10 @@ main(int argc, char **argv)
 		{"pool-wait-ms", required_argument, NULL, 'w'},
 		{"timeout", required_argument, NULL, 'T'},
 		{"max-connections", required_argument, NULL, 'm'},
+		{"max-connections-per-ip", required_argument, NULL, 'I'},
+		{"header-timeout", required_argument, NULL, 'H'},
+		{"request-timeout", required_argument, NULL, 'R'},
+		{"memory-budget", required_argument, NULL, 'B'},
 		{"statement-timeout-ms", required_argument, NULL, 's'},
 		{"tls-cert", required_argument, NULL, 'C'},
 		{"tls-key", required_argument, NULL, 'K'},
@@ -460,6 +385,27 @@ main(int argc, char **argv)
 			case 'm':
 				gw_config.max_connections = atoi(optarg);
 				break;
+			case 'I':
+				gw_config.max_per_ip = (int) positive(optarg);
+				break;
+			case 'H':
+				gw_config.header_timeout = (int) positive(optarg);
+				break;
+			case 'R':
+				gw_config.request_timeout = (int) positive(optarg);
+				break;
+			case 'B':
+				{
+					long		mib = positive(optarg);
+
+					if (mib < 8 || mib > 1024 * 1024)
+					{
+						fprintf(stderr, "tablestore-gateway: --memory-budget is in MiB, at least 8\n");
+						return 2;
+					}
+					gw_config.memory_budget = (size_t) mib * 1024 * 1024;
+				}
+				break;
 			case 's':
 				gw_config.statement_timeout_ms = atoi(optarg);
 				break;
@@ -483,21 +429,16 @@ main(int argc, char **argv)
 	if (optind < argc || gw_config.port < 0 || gw_config.port > 65535 || gw_config.pool_size < 1 ||
 		gw_config.pool_size > 1000 || gw_config.threads < 1 || gw_config.threads > 256 ||
 		gw_config.pool_wait_ms < 0 || gw_config.conn_timeout < 1 || gw_config.max_connections < 1 ||
-		gw_config.statement_timeout_ms < 0)
+		gw_config.statement_timeout_ms < 0 || gw_config.header_timeout < 1 ||
+		gw_config.request_timeout < 1 || gw_config.max_per_ip < 1)
 	{
 		usage();
 		return 2;
 	}
 	if ((gw_config.naccounts == 0 || dev) && !find_account(DEV_ACCOUNT, strlen(DEV_ACCOUNT)))
-	{
-		if (!is_loopback(gw_config.listen_addr))
-		{
-			fprintf(stderr, "tablestore-gateway: the development account's key is public; "
-					"configure accounts with --account to listen on %s\n", gw_config.listen_addr);
-			return 2;
-		}
-		add_account(DEV_ACCOUNT, DEV_KEY, NULL);
-	}
+		add_account(DEV_ACCOUNT, DEV_KEY, NULL, NULL);
+	if (published_key_exposed())
+		return 2;
 
 	memset(&sin, 0, sizeof(sin));
 	memset(&sin6, 0, sizeof(sin6));
@@ -542,9 +483,20 @@ main(int argc, char **argv)
 		gw_config.tls = true;
 	}
 
+	/*
+	 * Bodies and pages (up to a few MiB) come from mmap and go back to the
+	 * system when freed: glibc would otherwise raise its mmap threshold
+	 * after the first such free and serve them from arenas that stay
+	 * fragmented (the watchdog's malloc_trim returns what it can).
+	 */
+	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
 	signal(SIGPIPE, SIG_IGN);
-	if (!db_init())
-		return 1;
+	{
+		int			rc = db_init();
+
+		if (rc != 0)
+			return rc;
+	}
 
 	/* the daemon's threads inherit this mask: signals come to sigwait */
 	sigemptyset(&sigs);
@@ -552,18 +504,7 @@ main(int argc, char **argv)
 	sigaddset(&sigs, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 
-	d = MHD_start_daemon(flags, (uint16_t) gw_config.port, NULL, NULL, &on_request, NULL,
-						 MHD_OPTION_SOCK_ADDR, sa,
-						 MHD_OPTION_THREAD_POOL_SIZE, (unsigned int) gw_config.threads,
-						 MHD_OPTION_CONNECTION_LIMIT, (unsigned int) gw_config.max_connections,
-						 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int) gw_config.conn_timeout,
-						 /* request line and headers: 64 KiB per connection */
-						 MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t) (64 * 1024),
-						 MHD_OPTION_URI_LOG_CALLBACK, &on_uri, NULL,
-						 MHD_OPTION_NOTIFY_COMPLETED, &on_completed, NULL,
-						 MHD_OPTION_ARRAY, tls_opts,
-						 MHD_OPTION_END);
-	if (d == NULL)
+	if (!conn_start(&d, flags, sa, tls_opts))
 	{
 		fprintf(stderr, "tablestore-gateway: cannot listen on %s port %d\n", gw_config.listen_addr, gw_config.port);
 		return 1;
@@ -581,7 +522,7 @@ main(int argc, char **argv)
 		if (f == NULL)
 		{
 			perror(port_file);
-			MHD_stop_daemon(d);
+			conn_stop(d);
 			return 1;
 		}
 		fprintf(f, "%d\n", gw_config.port);
@@ -590,7 +531,7 @@ main(int argc, char **argv)
 	while (sigwait(&sigs, &sig) == 0)
 		if (sig == SIGINT || sig == SIGTERM)
 			break;
-	MHD_stop_daemon(d);
+	conn_stop(d);
 	free(cert_pem);
 	free(key_pem);
 	fprintf(stderr, "tablestore-gateway: stopped\n");

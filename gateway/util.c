@@ -14,9 +14,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <openssl/rand.h>
 
 /*
@@ -130,6 +133,35 @@ const char *
 req_header(Req *r, const char *name)
 {
 	return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
+}
+
+/* req_header_list: the values of a list-valued header, joined by ", ". */
+typedef struct HdrJoin
+{
+	const char *name;
+	Buf		   *out;
+} HdrJoin;
+
+static enum MHD_Result
+join_header(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	HdrJoin    *h = cls;
+
+	if (strcasecmp(key, h->name) == 0 && value != NULL)
+	{
+		if (h->out->len > 0)
+			buf_puts(h->out, ", ");
+		buf_puts(h->out, value);
+	}
+	return MHD_YES;
+}
+
+void
+req_header_list(Req *r, const char *name, Buf *out)
+{
+	HdrJoin		h = {name, out};
+
+	MHD_get_connection_values(r->conn, MHD_HEADER_KIND, join_header, &h);
 }
 
 /* req_param: a decoded query parameter (exact name) or NULL. */
@@ -403,43 +435,102 @@ b64_decode(const char *in, unsigned char *out, size_t outcap)
 
 /*
  * Continuation tokens.  Keys may hold any Unicode character, which headers
- * cannot carry, so a key travels as "1!" followed by the base64 of its
- * UTF-8 bytes.  The prefix keeps the token of the empty key non-empty: the
- * JavaScript SDK stops paging at an empty NextPartitionKey.
+ * cannot carry, so a key travels as "2!", the base64 of its UTF-8 bytes,
+ * "!" and a MAC: base64url of the first 16 bytes of HMAC-SHA256 under the
+ * account's key of what the token is (kind 'p' NextPartitionKey, 'r'
+ * NextRowKey, 't' NextTableName), the table (lower-case: names are case-
+ * insensitive) and the key.  So the gateway accepts back only tokens it
+ * issued to that account for that table, across restarts and across
+ * gateways sharing the account's key.  The prefix keeps the token of the
+ * empty key non-empty: the JavaScript SDK stops paging at an empty
+ * NextPartitionKey.
  */
-char *
-token_encode(const char *key)
-{
-	char	   *b = b64_encode((const unsigned char *) key, strlen(key));
-	char	   *t = xmalloc(strlen(b) + 3);
+#define TOKEN_MAC_BYTES 16
 
-	strcpy(t, "1!");
-	strcat(t, b);
+/* token_mac: the MAC part of a token (see above), appended to out. */
+static void
+token_mac(Req *r, char kind, const char *table, const char *key, Buf *out)
+{
+	Buf			text = {0};
+	unsigned char mac[EVP_MAX_MD_SIZE];
+	unsigned int maclen = 0;
+	char	   *b;
+
+	buf_printf(&text, "tablestore continuation\n%c\n", kind);
+	for (const char *p = table; *p; p++)
+	{
+		char		c = (*p >= 'A' && *p <= 'Z') ? *p + ('a' - 'A') : *p;
+
+		buf_append(&text, &c, 1);
+	}
+	buf_puts(&text, "\n");
+	buf_puts(&text, key);
+	if (HMAC(EVP_sha256(), r->acct->key, r->acct->keylen, (const unsigned char *) text.data, text.len,
+			 mac, &maclen) == NULL || maclen < TOKEN_MAC_BYTES)
+		memset(mac, 0, sizeof(mac));
+	b = b64_encode(mac, TOKEN_MAC_BYTES);
+	for (char *p = b; *p && *p != '='; p++)
+	{
+		char		c = *p == '+' ? '-' : *p == '/' ? '_' : *p;
+
+		buf_append(out, &c, 1);
+	}
 	free(b);
-	return t;
+	buf_free(&text);
 }
 
-/* token_decode: the key of a token, malloc'd, or NULL if malformed. */
+/* token_encode: the token of key (malloc'd). */
 char *
-token_decode(const char *token)
+token_encode(Req *r, char kind, const char *table, const char *key)
 {
+	char	   *b = b64_encode((const unsigned char *) key, strlen(key));
+	Buf			t = {0};
+
+	buf_puts(&t, "2!");
+	buf_puts(&t, b);
+	buf_puts(&t, "!");
+	token_mac(r, kind, table, key, &t);
+	free(b);
+	return t.data;
+}
+
+/*
+ * token_decode: the key of a token this gateway issued for this account,
+ * kind and table, malloc'd; NULL if it is malformed or not one it issued.
+ */
+char *
+token_decode(Req *r, char kind, const char *table, const char *token)
+{
+	const char *sep;
 	size_t		n;
 	unsigned char *out;
 	int			len;
+	Buf			want = {0};
+	bool		ok;
 
-	if (strncmp(token, "1!", 2) != 0)
+	if (strncmp(token, "2!", 2) != 0 || (sep = strchr(token + 2, '!')) == NULL)
 		return NULL;
-	n = strlen(token + 2);
+	n = sep - (token + 2);
 	if (n > 8192)
 		return NULL;
 	out = xmalloc(n + 1);
-	len = b64_decode(token + 2, out, n);
+	memcpy(out, token + 2, n);
+	out[n] = '\0';
+	len = b64_decode((const char *) out, out, n);
 	if (len < 0 || memchr(out, '\0', len) != NULL)
 	{
 		free(out);
 		return NULL;
 	}
 	out[len] = '\0';
+	token_mac(r, kind, table, (const char *) out, &want);
+	ok = strlen(sep + 1) == want.len && CRYPTO_memcmp(sep + 1, want.data, want.len) == 0;
+	buf_free(&want);
+	if (!ok)
+	{
+		free(out);
+		return NULL;
+	}
 	return (char *) out;
 }
 
@@ -499,42 +590,6 @@ pct_decode(char *s)
 		i += extra + 1;
 	}
 	return true;
-}
-
-/*
- * json_parse_strict: parse JSON text in strict mode (no comments, single
- * quotes or trailing commas), the whole text; NULL when it is not JSON.
- */
-json_object *
-json_parse_strict(const char *text, size_t len)
-{
-	json_tokener *tok = json_tokener_new_ex(64);
-	json_object *obj;
-
-	if (tok == NULL)
-		return NULL;
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-	obj = json_tokener_parse_ex(tok, text, (int) len);
-	if (obj != NULL && json_tokener_get_error(tok) == json_tokener_success)
-	{
-		size_t		off = json_tokener_get_parse_end(tok);
-
-		/* only whitespace may follow */
-		for (; off < len; off++)
-			if (!strchr(" \t\r\n", text[off]))
-			{
-				json_object_put(obj);
-				obj = NULL;
-				break;
-			}
-	}
-	else if (obj != NULL)
-	{
-		json_object_put(obj);
-		obj = NULL;
-	}
-	json_tokener_free(tok);
-	return obj;
 }
 
 /*
@@ -602,12 +657,13 @@ shape_entity(Req *r, const char *table, json_object *e, bool single)
 			json_object_object_add(out, "Timestamp@odata.type", json_object_new_string("Edm.DateTime"));
 		if (r->level != LEVEL_NONE)
 		{
-			char		ann[300];
+			Buf			ann = {0};
 			json_object *t;
 
-			snprintf(ann, sizeof(ann), "%s@odata.type", key);
-			if (strlen(key) < 280 && json_object_object_get_ex(e, ann, &t))
-				json_object_object_add(out, ann, json_object_get(t));
+			buf_printf(&ann, "%s@odata.type", key);
+			if (json_object_object_get_ex(e, ann.data, &t))
+				json_object_object_add(out, ann.data, json_object_get(t));
+			buf_free(&ann);
 		}
 		json_object_object_add(out, key, json_object_get(val));
 	}

@@ -35,6 +35,9 @@ psql -X -q -v ON_ERROR_STOP=1 -d demo -c "CREATE EXTENSION tablestore" \
 
 key="Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
 install -m 0755 gateway/tablestore-gateway "$dir/tablestore-gateway"
+# lines "name key [role [database]]": the one account uses --db's database
+# (demo); another account would need a database of its own, since accounts
+# never share one (an account's tables are its own)
 printf 'devstoreaccount1 %s tablestore_dev\n' "$key" >"$dir/accounts"
 chown postgres: "$dir/accounts"
 chmod 600 "$dir/accounts"

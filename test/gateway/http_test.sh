@@ -2,7 +2,9 @@
 # test/gateway/http_test.sh: raw HTTP against tablestore-gateway (GW_PORT,
 # GW_DEV_KEY from test/gateway/run.sh): what the SDKs never send.  Requests
 # are signed here with openssl (Shared Key, Shared Key Lite, SAS); each
-# check compares the status and x-ms-error-code.  Exit status: failures.
+# check compares the status and x-ms-error-code.  run.sh runs it four
+# times: over HTTP and HTTPS (GW_SCHEME, GW_TLS_CA), the account addressed
+# path-style and host-style (GW_STYLE; see lib.sh).  Exit status: failures.
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -14,10 +16,10 @@ expect "no credentials" 403 AuthenticationFailed
 raw GET "/$acct/Tables" -H "x-ms-date: $(now)" -H "Authorization: SharedKeyLite $acct:AAAA"
 expect "wrong Shared Key Lite signature" 403 AuthenticationFailed
 d=$(now)
-raw GET "/$acct/Tables" -H "x-ms-date: $d" -H "Authorization: SharedKeyLite other:$(hmac "$d"$'\n'"/$acct/$acct/Tables")"
+raw GET "/$acct/Tables" -H "x-ms-date: $d" -H "Authorization: SharedKeyLite other:$(hmac "$d"$'\n'"$(canon "/$acct/Tables")")"
 expect "signature for another account name" 403 AuthenticationFailed
 d=$(LC_ALL=C date -u -d '-20 min' '+%a, %d %b %Y %H:%M:%S GMT')
-raw GET "/$acct/Tables" -H "x-ms-date: $d" -H "Authorization: SharedKeyLite $acct:$(hmac "$d"$'\n'"/$acct/$acct/Tables")"
+raw GET "/$acct/Tables" -H "x-ms-date: $d" -H "Authorization: SharedKeyLite $acct:$(hmac "$d"$'\n'"$(canon "/$acct/Tables")")"
 expect "date 20 minutes old" 403 AuthenticationFailed
 raw GET "/$acct/Tables" -H "x-ms-date: garbage" -H "Authorization: SharedKeyLite $acct:x"
 expect "malformed date" 403 AuthenticationFailed
@@ -29,25 +31,28 @@ expect "unknown account" 403 AuthenticationFailed
 # Shared Key (not Lite): verb, Content-MD5, Content-Type, date, resource
 d=$(now)
 ct='application/json;odata=nometadata'
-sig=$(hmac "POST"$'\n\n'"$ct"$'\n'"$d"$'\n'"/$acct/$acct/Tables")
+sig=$(hmac "POST"$'\n\n'"$ct"$'\n'"$d"$'\n'"$(canon "/$acct/Tables")")
 raw POST "/$acct/Tables" -H "x-ms-date: $d" -H "Date: $d" -H "Content-Type: $ct" \
 	-H "Authorization: SharedKey $acct:$sig" --data '{"TableName":"httptest"}'
 expect "Shared Key create table" 201
 check "create table body and Location" grep -q '"TableName":"httptest"' "$tmp/body"
-check "Location header" grep -qi "^Location: http://127.0.0.1:$GW_PORT/$acct/Tables('httptest')" "$tmp/hdr"
-sig=$(hmac "POST"$'\n\n'"$ct"$'\n'"$d"$'\n'"/$acct/$acct/Tables")
+check "Location header" grep -qiF "Location: $(aurl)/Tables('httptest')" "$tmp/hdr"
+sig=$(hmac "POST"$'\n\n'"$ct"$'\n'"$d"$'\n'"$(canon "/$acct/Tables")")
 raw POST "/$acct/Tables" -H "x-ms-date: $d" -H "Content-Type: application/json" \
 	-H "Authorization: SharedKey $acct:$sig" --data '{"TableName":"httptest2"}'
 expect "Shared Key with a different Content-Type than signed" 403 AuthenticationFailed
 call POST "/$acct/Tables" -H "$J" --data '{"TableName":"httptest"}'
 expect "create existing table" 409 TableAlreadyExists
 
-# host-style addressing: the account from the Host header
+# host-style addressing: the account from the Host header, whatever the
+# URL's host, and the answer's URLs from that Host
 d=$(now)
-raw GET "/Tables" -H "Host: $acct.table.localtest" -H "x-ms-date: $d" \
+rawurl GET "$base/Tables" -H "Host: $acct.table.localtest" -H "x-ms-date: $d" \
 	-H "Authorization: SharedKeyLite $acct:$(hmac "$d"$'\n'"/$acct/Tables")"
-expect "host-style URL" 200
-check "host-style odata.metadata" grep -q "\"odata.metadata\":\"http://$acct.table.localtest/\$metadata#Tables\"" "$tmp/body"
+expect "Host header names the account" 200
+check "its odata.metadata" grep -qF "\"odata.metadata\":\"$scheme://$acct.table.localtest/\$metadata#Tables\"" "$tmp/body"
+call GET "/$acct/Tables"
+check "odata.metadata of this run's base" grep -qF "\"odata.metadata\":\"$(aurl)/\$metadata#Tables\"" "$tmp/body"
 
 # ---- standard headers, formats, preferences ----
 call GET "/$acct/Tables('httptest')" -H "x-ms-client-request-id: abc-123" -H "x-ms-version: 2019-07-07"
@@ -155,16 +160,18 @@ expect "5 MiB body" 413 RequestBodyTooLarge
 call POST "/$acct/httptest" -H "$J" -H "Transfer-Encoding: chunked" --data-binary @"$tmp/big"
 expect "5 MiB chunked body" 413 RequestBodyTooLarge
 long=$(head -c 100000 /dev/zero | tr '\0' 'h')
-code=$(curl -s -o /dev/null -w '%{http_code}' -H "X-Long: $long" "$base/$acct/Tables")
+code=$(curl -s "${curlopts[@]}" -o /dev/null -w '%{http_code}' -H "X-Long: $long" "$(url "/$acct/Tables")")
 check "100 kB header refused ($code)" test "$code" -ge 400 -a "$code" -lt 500
-code=$(curl -s -o /dev/null -w '%{http_code}' "$base/$acct/$long")
+code=$(curl -s "${curlopts[@]}" -o /dev/null -w '%{http_code}' "$(url "/$acct/$long")")
 check "100 kB URL refused ($code)" test "$code" -ge 400 -a "$code" -lt 500
 # a client that stalls mid-request does not hold the gateway
-{ printf 'POST /%s/httptest HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"Par' "$acct"; sleep 2; } |
-	timeout 5 bash -c "cat >/dev/tcp/127.0.0.1/$GW_PORT" 2>/dev/null
+printf 'POST /%s/httptest HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"Par' "$acct" >"$tmp/stall"
+rawsock "$tmp/stall" 2
 call GET "/$acct/Tables"
 expect "serves after a stalled client" 200
-printf 'GARBAGE\r\n\r\n' | timeout 5 bash -c "exec 3<>/dev/tcp/127.0.0.1/$GW_PORT; cat >&3; timeout 2 cat <&3 >/dev/null" 2>/dev/null
+printf 'GARBAGE\r\n\r\n' >"$tmp/garbage"
+rawsock "$tmp/garbage"
+check "a garbage request line: 400 or closed ($code $sockend)" test "$code" = 400 -o "$sockend" = closed
 call GET "/$acct/Tables"
 expect "serves after a garbage request line" 200
 
@@ -181,7 +188,7 @@ $nl
 Content-Type: application/http$nl
 Content-Transfer-Encoding: binary$nl
 $nl
-POST $base/$acct/httptest HTTP/1.1$nl
+POST $(aurl)/httptest HTTP/1.1$nl
 Content-Type: application/json$nl
 $nl
 {"PartitionKey":"b","RowKey":"1"}$nl
@@ -189,7 +196,7 @@ $nl
 Content-Type: application/http$nl
 Content-Transfer-Encoding: binary$nl
 $nl
-POST $base/$acct/httptest HTTP/1.1$nl
+POST $(aurl)/httptest HTTP/1.1$nl
 Content-Type: application/json$nl
 Prefer: return-content$nl
 $nl
@@ -234,7 +241,7 @@ expect "rejected batches applied nothing" 404 ResourceNotFound
 {
 	printf -- '--batch_b1\r\nContent-Type: multipart/mixed; boundary=changeset_c1\r\n\r\n'
 	for i in $(seq 101); do
-		printf -- '--changeset_c1\r\nContent-Type: application/http\r\n\r\nPOST %s/%s/httptest HTTP/1.1\r\n\r\n{"PartitionKey":"m","RowKey":"%d"}\r\n' "$base" "$acct" "$i"
+		printf -- '--changeset_c1\r\nContent-Type: application/http\r\n\r\nPOST %s/httptest HTTP/1.1\r\n\r\n{"PartitionKey":"m","RowKey":"%d"}\r\n' "$(aurl)" "$i"
 	done
 	printf -- '--changeset_c1--\r\n--batch_b1--\r\n'
 } >"$tmp/b8"
@@ -271,6 +278,10 @@ call PUT "/$acct/?restype=service&comp=properties" --data '<x/>'
 expect "set service properties not implemented" 501 NotImplemented
 call GET "/$acct/?restype=service&comp=nothing"
 expect "unknown service call" 400 InvalidQueryParameterValue
+# the secondary endpoint, as the SDKs address it for statistics
+# (host-style: Host <account>-secondary.<...>)
+call GET "/$acct-secondary/?restype=service&comp=stats"
+expect "statistics at <account>-secondary" 200
 
 echo "$pass passed, $fail failed"
 exit $fail

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # test/gateway/pool_test.sh: a gateway with ONE pooled connection
 # (--pool 1 --pool-wait-ms 300 --statement-timeout-ms 1500, started by
-# test/gateway/run.sh): an account's role ends with its request (a reader's
-# refused write leaves nothing behind for the next account on the same
-# connection), a request that finds no free connection in time gets 503
+# test/gateway/run.sh), one per account, each account in its own database:
+# an account's requests run as its role (reader's refused write leaves its
+# connection usable, devstoreaccount1's table is its role's and invisible
+# to reader), a request that finds no free connection in time gets 503
 # ServerBusy (back-pressure), and one that exceeds the statement timeout
 # 500 OperationTimedOut, with the connection usable afterwards; a session
 # the server ended is replaced before a request goes out on it.
@@ -14,13 +15,15 @@ J='Content-Type: application/json'
 call POST "/$acct/Tables" -H "$J" --data '{"TableName":"pooltest"}'
 expect "create table" 201
 as_account reader "$GW_READER_KEY"
-call POST "/$acct/pooltest" -H "$J" --data '{"PartitionKey":"p","RowKey":"r"}'
+call POST "/$acct/readertab" -H "$J" --data '{"PartitionKey":"p","RowKey":"r"}'
 expect "reader may not insert" 403 AuthorizationPermissionMismatch
+call GET "/$acct/readertab()"
+expect "reader may query, on the same connection" 200
 call GET "/$acct/pooltest()"
-expect "reader may query" 200
+expect "reader does not see devstoreaccount1's table" 404
 as_account devstoreaccount1 "$GW_DEV_KEY"
 call POST "/$acct/pooltest" -H "$J" --data '{"PartitionKey":"p","RowKey":"r"}'
-expect "dev account on the same connection, as its own role" 201
+expect "dev account, as its own role" 201
 psql -X -At -d gwtest -c "SELECT pg_catalog.pg_get_userbyid(relowner) FROM pg_class WHERE oid = 'tablestore_data.pooltest'::regclass" >"$tmp/owner"
 check "table owned by the dev account's role" grep -qx gwt_dev "$tmp/owner"
 
@@ -28,7 +31,7 @@ check "table owned by the dev account's role" grep -qx gwt_dev "$tmp/owner"
 psql -X -q -d gwtest -c "BEGIN; LOCK TABLE tablestore_data.pooltest; SELECT pg_sleep(4); COMMIT;" >/dev/null &
 locker=$!
 sleep 0.5
-(tmp=$tmp/sub && mkdir "$tmp" && call GET "/$acct/pooltest(PartitionKey='p',RowKey='r')" && echo "$code $err" >"$tmp/../slow") &
+(unset sign_in && tmp=$tmp/sub && mkdir "$tmp" && call GET "/$acct/pooltest(PartitionKey='p',RowKey='r')" && echo "$code $err" >"$tmp/../slow") &
 slow=$!
 sleep 0.3
 call GET "/$acct/Tables"

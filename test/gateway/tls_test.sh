@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # test/gateway/tls_test.sh: a gateway serving HTTPS (--tls-cert, --tls-key;
 # started by test/gateway/run.sh with a throwaway certificate for
-# 127.0.0.1, GW_TLS_CA): Shared Key Lite over TLS with the certificate
-# verified, https URLs in the answers, a SAS restricted to https accepted
-# there, and plain HTTP on the TLS port refused.
+# 127.0.0.1 and *.table.tstest, GW_TLS_CA), addressed path- or host-style
+# (GW_STYLE): Shared Key Lite over TLS with the certificate verified, https
+# URLs in the answers, a SAS restricted to https accepted there, and plain
+# HTTP on the TLS port refused.  (http_test.sh runs over TLS too.)
 set -u
-export GW_BASE="https://127.0.0.1:$GW_PORT" GW_CURL_OPTS="--cacert $GW_TLS_CA"
+export GW_SCHEME=https
 . "$(dirname "$0")/lib.sh"
 J='Content-Type: application/json'
 
 call POST "/$acct/Tables" -H "$J" --data '{"TableName":"tlstest"}'
 expect "create table over TLS" 201
-check "https in odata.metadata" grep -q "\"odata.metadata\":\"https://127.0.0.1:$GW_PORT/$acct/" "$tmp/body"
+check "https in odata.metadata" grep -qF "\"odata.metadata\":\"$(aurl)/" "$tmp/body"
+check "https in Location" grep -qiF "Location: $(aurl)/Tables('tlstest')" "$tmp/hdr"
 call POST "/$acct/tlstest" -H "$J" --data '{"PartitionKey":"p","RowKey":"r","v":1}'
 expect "insert over TLS" 201
 se=$(date -u -d '+1 hour' '+%Y-%m-%dT%H:%M:%SZ')
