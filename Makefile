@@ -11,7 +11,9 @@ DATA_built = sql/tablestore--$(EXTVERSION).sql sql/tablestore_router--$(EXTVERSI
 DATA = $(filter-out $(DATA_built),$(wildcard sql/tablestore--*.sql))
 EXTRA_CLEAN = results regression.diffs regression.out output_iso
 
-PG_CPPFLAGS = -Isrc
+# the router reads node strings with libpq's own parser (PQconninfoParse)
+PG_CPPFLAGS = -Isrc -I$(libpq_srcdir)
+SHLIB_LINK_INTERNAL = $(libpq)
 PG_CFLAGS += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
 
 # pg_regress: test/sql/*.sql, expected output in expected/ (top level).

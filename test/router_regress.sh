@@ -14,7 +14,7 @@ set -u
 cd "$(dirname "$0")/.."
 . tools/lib.sh
 
-TESTS="entities keys queries batch json_output validation router"
+TESTS="${ROUTER_TESTS:-entities keys queries batch json_output validation router}"
 DIR=$(mktemp -d /tmp/tsrouter.XXXXXX)
 status=0
 trap 'ts_stop_cluster "$DIR"; rm -rf "$DIR"' EXIT
