@@ -896,8 +896,8 @@ check "streaming memory on the router" check_memory
 check "a shard stopped mid-session" check_outage
 check "a shard crash under concurrent writers" check_crash
 check "privileges across nodes" check_privileges
-check "a mover waiting on a transaction over every node" check_mover_wait
-check "a query over every node holds one lock" check_fanout_locks
+check "a mover and a transaction over every node" check_mover_wait
+check "a query over every node holds no lock between calls" check_fanout_locks
 
 echo "$checkno checks, $failures failed"
 [ "$failures" -eq 0 ]
