@@ -1628,14 +1628,15 @@ page_source(int part)
  * the entities of [start, continuation) on all nodes.
  *
  * The rows are checked before they are merged: an entity is a JSON object
- * at or after the continuation asked for, a node's continuation is after
+ * (unless check_json is false: the caller parses every entity, see
+ * entity_jsonb) at or after the continuation asked for, a node's continuation is after
  * it (or the query would ask for the same page again, for ever), one
  * node's entities are in key order and before its continuation, and no two
  * nodes return the same key.
  */
 static void
 fetch_page(int part, text *table, text *filter, text *select, int top,
-		   text *npk, text *nrk, MergedPage *page)
+		   text *npk, text *nrk, bool check_json, MergedPage *page)
 {
 	Datum		args[7];
 	bool		nulls[7];
@@ -1715,7 +1716,7 @@ fetch_page(int part, text *table, text *filter, text *select, int top,
 		page->ents[n].json = json;
 		page->ents[n].pk = DatumGetTextPP(row->values[3]);
 		page->ents[n].rk = DatumGetTextPP(row->values[4]);
-		if (!json_shape_ok(VARDATA_ANY(json), VARSIZE_ANY_EXHDR(json), false))
+		if (check_json && !json_shape_ok(VARDATA_ANY(json), VARSIZE_ANY_EXHDR(json), false))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_CORRUPTED),
 					 errmsg("%s returned an entity that is not a JSON object", from),
@@ -1903,7 +1904,7 @@ router_page(FunctionCallInfo fcinfo, bool json)
 
 	lock_partitions(-1);
 	fetch_page(-1, ARG_TEXT(0), ARG_TEXT(1), ARG_TEXT(2), arg_page_top(fcinfo, 3),
-			   ARG_TEXT(4), ARG_TEXT(5), &page);
+			   ARG_TEXT(4), ARG_TEXT(5), true, &page);
 	unlock_partitions(-1);
 	if (json)
 		values[0] = CStringGetTextDatum(page_array(&page));
@@ -1950,7 +1951,7 @@ router_query_page(PG_FUNCTION_ARGS)
 		part = Max(part, 0);
 	lock_partitions(part);
 	fetch_page(part, ARG_TEXT(0), ARG_TEXT(1), ARG_TEXT(2), arg_page_top(fcinfo, 3),
-			   ARG_TEXT(4), ARG_TEXT(5), &page);
+			   ARG_TEXT(4), ARG_TEXT(5), true, &page);
 	unlock_partitions(part);
 	InitMaterializedSRF(fcinfo, 0);
 	for (int i = 0; i < page.n; i++)
@@ -1990,6 +1991,7 @@ typedef struct StreamState
 	text	   *filter;
 	text	   *select;
 	bool		capped;			/* top given */
+	bool		json;			/* json out (else jsonb: see entity_jsonb) */
 	int64		remaining;		/* if capped, entities still to return */
 	int			part;			/* the query's partition, or -1: every node */
 	uint64		generation;		/* of the partition map the sources are of; 0: none yet */
@@ -2072,7 +2074,7 @@ source_fetch(StreamState *st, StreamSource *src)
 	}
 	MemoryContextReset(src->pagecxt);
 	MemoryContextSwitchTo(src->pagecxt);
-	fetch_page(src->part, st->table, st->filter, st->select, top, npk, nrk, &src->page);
+	fetch_page(src->part, st->table, st->filter, st->select, top, npk, nrk, st->json, &src->page);
 	MemoryContextSwitchTo(old);
 	unlock_partitions(st->part);
 	if (npk)
@@ -2112,6 +2114,44 @@ stream_fill(StreamState *st)
 }
 
 /*
+ * entity_jsonb: an entity a node sent as text, as jsonb: parsed once, which
+ * checks it (a text that is not a JSON object is DATA_CORRUPTED, as
+ * fetch_page's check would have said, without parsing it twice).
+ */
+static Datum
+entity_jsonb(PageEntity *e, int part)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	Datum		d = (Datum) 0;
+	bool		ok;
+
+	PG_TRY();
+	{
+		d = DirectFunctionCall1(jsonb_in, CStringGetDatum(text_to_cstring(e->json)));
+	}
+	PG_CATCH();
+	{
+		ErrorData  *ed;
+
+		MemoryContextSwitchTo(cxt);
+		ed = CopyErrorData();
+		/* only the text's own faults; a cancel or the like goes on */
+		if (ERRCODE_TO_CATEGORY(ed->sqlerrcode) != ERRCODE_DATA_EXCEPTION)
+			PG_RE_THROW();
+		FlushErrorState();
+		d = (Datum) 0;
+	}
+	PG_END_TRY();
+	ok = d != (Datum) 0 && JB_ROOT_IS_OBJECT(DatumGetJsonbP(d));
+	if (!ok)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("%s returned an entity that is not a JSON object", page_source(part)),
+				 errdetail("The entity of keys (%s, %s).", text_to_cstring(e->pk), text_to_cstring(e->rk))));
+	return d;
+}
+
+/*
  * query_entities and query_entities_json: streamed a page at a time from
  * the query's partition's node, or from every node, each with its own
  * continuation, merged in key order: the router holds a page per node
@@ -2139,6 +2179,7 @@ router_stream(FunctionCallInfo fcinfo, bool json)
 		st->filter = PG_ARGISNULL(1) ? NULL : PG_GETARG_TEXT_P_COPY(1);
 		st->select = PG_ARGISNULL(2) ? NULL : PG_GETARG_TEXT_P_COPY(2);
 		st->capped = !PG_ARGISNULL(3);
+		st->json = json;
 		st->remaining = st->capped ? PG_GETARG_INT32(3) : 0;
 		st->part = route_query(st->filter);
 		if (st->part >= 0)
@@ -2221,7 +2262,7 @@ router_stream(FunctionCallInfo fcinfo, bool json)
 		st->remaining--;
 	if (json)
 		SRF_RETURN_NEXT(fctx, PointerGetDatum(pg_detoast_datum_copy((struct varlena *) best->json)));
-	SRF_RETURN_NEXT(fctx, DirectFunctionCall1(jsonb_in, CStringGetDatum(text_to_cstring(best->json))));
+	SRF_RETURN_NEXT(fctx, entity_jsonb(best, from->part));
 }
 
 TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(router_query_entities);

@@ -303,6 +303,8 @@ SELECT count(*) FROM tablestore.query_entities('Routed', 'N eq 1004');
 SELECT tablestore.get_entity('Routed', :'pk', 'success');
 \set VERBOSITY default
 SELECT count(*) FROM tablestore.query_entities('Routed', 'N eq 1001');
+SELECT count(*) FROM tablestore.query_entities_json('Routed', 'N eq 1001');
+SELECT count(*) FROM tablestore.query_entities('Routed', 'N eq 1002');
 SELECT count(*) FROM tablestore.query_entities_json('Routed', 'N eq 1002');
 SELECT count(*) FROM tablestore.query_entities('Routed', 'N eq 1003');
 SELECT count(*) FROM tablestore.query_entities('Routed', 'N eq 1004');
