@@ -631,6 +631,7 @@ lock_partitions(int part)
 {
 	LOCKTAG		tag;
 
+	(void) cluster_shape(NULL);	/* "not configured", if it is not */
 	check_user_mapping();
 	partition_tag(&tag, part < 0 ? -1 : part);
 	(void) LockAcquire(&tag, ShareLock, false, false);
