@@ -107,14 +107,16 @@ touch "$DIR/move.hold"
 MOVE_WAIT_FILE=$DIR/move.hold bash tools/cluster-move.sh "host=$DIR/router dbname=tablestore user=postgres" \
 	"host=$DIR/shard2 dbname=tablestore" 0 >"$DIR/move.log" 2>&1 &
 mover=$!
+# the sessions holding (true) or awaiting (false) the lock of all
+# partitions in a mode: the mover's ExclusiveLock, then a query's ShareLock
 waiting() { R -c "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = 1953722992
-	AND objsubid = 29811 AND objid::integer = $1 AND granted = $2"; }
-for _ in $(seq 1 600); do [ "$(waiting -1 true)" = 1 ] && break; sleep 0.1; done
+	AND objsubid = 29811 AND objid::integer = $1 AND granted = $2 AND mode = '$3'"; }
+for _ in $(seq 1 600); do [ "$(waiting -1 true ExclusiveLock)" = 1 ] && break; sleep 0.1; done
 R -c "SELECT count(*) || ' ' || count(DISTINCT e->>'PartitionKey') FROM tablestore.query_entities('Moves') e" \
 	>"$DIR/moving.out" 2>&1 &
 query=$!
 waited=no
-for _ in $(seq 1 600); do [ "$(waiting -1 false)" -gt 0 ] && { waited=yes; break; }; sleep 0.1; done
+for _ in $(seq 1 600); do [ "$(waiting -1 false ShareLock)" = 1 ] && { waited=yes; break; }; sleep 0.1; done
 rm -f "$DIR/move.hold"
 wait "$mover" || { cat "$DIR/move.log"; status=1; }
 wait "$query"
