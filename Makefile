@@ -1,17 +1,20 @@
 # tablestore: PGXS build.  The control file is the only place the version is set.
 # tablestore_router, the scale-out router, is built from the same library
-# and released with the same version.
+# and versioned by its own control file (tablestore_router.control).
 EXTENSION = tablestore tablestore_router
 EXTVERSION = $(shell sed -n "s/^default_version[[:space:]]*=[[:space:]]*'\([^']*\)'/\1/p" tablestore.control)
+ROUTERVERSION = $(shell sed -n "s/^default_version[[:space:]]*=[[:space:]]*'\([^']*\)'/\1/p" tablestore_router.control)
 
 MODULE_big = tablestore
 OBJS = $(patsubst %.c,%.o,$(wildcard src/*.c))
-DATA_built = sql/tablestore--$(EXTVERSION).sql sql/tablestore_router--$(EXTVERSION).sql
+DATA_built = sql/tablestore--$(EXTVERSION).sql sql/tablestore_router--$(ROUTERVERSION).sql
 # frozen install scripts of earlier versions, and the upgrade scripts
-DATA = $(filter-out $(DATA_built),$(wildcard sql/tablestore--*.sql sql/tablestore_router--*--*.sql))
+DATA = $(filter-out $(DATA_built),$(wildcard sql/tablestore--*.sql sql/tablestore_router--*.sql))
 EXTRA_CLEAN = results regression.diffs regression.out output_iso
 
-PG_CPPFLAGS = -Isrc
+# the router reads node strings with libpq's own parser (PQconninfoParse)
+PG_CPPFLAGS = -Isrc -I$(libpq_srcdir)
+SHLIB_LINK_INTERNAL = $(libpq)
 PG_CFLAGS += -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
 
 # pg_regress: test/sql/*.sql, expected output in expected/ (top level).
@@ -29,7 +32,7 @@ include $(PGXS)
 
 sql/tablestore--$(EXTVERSION).sql: sql/tablestore.sql
 	cp $< $@
-sql/tablestore_router--$(EXTVERSION).sql: sql/tablestore_router.sql sql/tablestore.sql
+sql/tablestore_router--$(ROUTERVERSION).sql: sql/tablestore_router.sql sql/tablestore.sql
 	awk 'FNR == NR { if (/^-- key type: begin/) k = 1; if (k) key = key $$0 "\n"; if (/^-- key type: end/) k = 0; next } \
 		/^-- @key type@$$/ { printf "%s", key; next } { print }' sql/tablestore.sql $< > $@
 

@@ -23,12 +23,39 @@ GRANT USAGE ON SCHEMA tablestore_router TO PUBLIC;
 
 -- Configuration
 
+-- _check_nodes: configure()'s check of its nodes (C): each read with
+-- libpq's parser, allowed only the keywords that say where a node is (a
+-- node string names WHERE, the calling role decides WHO: no user,
+-- password, passfile, service, client certificate or key, options, and
+-- no value with "user=" in it), naming a database, no node twice; the
+-- result is the nodes in their canonical form.
+CREATE FUNCTION tablestore_router._check_nodes(nodes text[]) RETURNS text[]
+	AS 'MODULE_PATHNAME', 'router_check_nodes' LANGUAGE C STABLE STRICT;
+
+-- node_string: a node string as the router stores it: the text of the
+-- cluster's node at the same address (host, port, database) if it has
+-- one, else its canonical form.  A mover sets a partition to it.
+CREATE FUNCTION tablestore_router.node_string(node text) RETURNS text
+	AS 'MODULE_PATHNAME', 'router_node_string' LANGUAGE C STABLE STRICT;
+COMMENT ON FUNCTION tablestore_router.node_string(text) IS 'a node''s connection string as the partition map holds it (checked; the existing spelling of a node)';
+
+-- The locks of a mover (tools/cluster-move.sh): the partition's, then that
+-- of all partitions, held by the session until unlock_partition_for_move.
+-- Routed calls hold a share lock of the same kind while they run; these
+-- locks are of a class that no SQL function reaches.  Superuser only.
+CREATE FUNCTION tablestore_router.lock_partition_for_move(partition integer) RETURNS void
+	AS 'MODULE_PATHNAME', 'router_lock_partition_for_move' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION tablestore_router.lock_partition_for_move(integer) IS 'a mover''s locks on a partition and on all partitions (session level; waits at most lock_timeout)';
+CREATE FUNCTION tablestore_router.unlock_partition_for_move(partition integer) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'router_unlock_partition_for_move' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION tablestore_router.unlock_partition_for_move(integer) IS 'release a mover''s locks on a partition';
+
 -- configure: (re)define the cluster.  Partition i (of partitions, a power
 -- of two) goes to nodes[i % n]; each node is a libpq connection string of
--- a tablestore database.  The user mapping for PUBLIC (without a user
--- name) makes every call run on the shards as the calling role.  Run again,
--- it replaces the partition map and keeps the server's other options and
--- user mappings.
+-- a tablestore database, which says where the node is (_check_nodes).
+-- The user mapping for PUBLIC (without a user name) makes every call run
+-- on the shards as the calling role.  Run again, it replaces the partition
+-- map and keeps the server's other options and user mappings.
 CREATE FUNCTION tablestore_router.configure(nodes text[], partitions integer DEFAULT 16) RETURNS void
 	LANGUAGE plpgsql SET search_path = pg_catalog AS $$
 DECLARE
@@ -49,20 +76,7 @@ BEGIN
 	IF partitions IS NULL OR partitions < n OR partitions > 256 OR partitions & (partitions - 1) <> 0 THEN
 		RAISE EXCEPTION 'partitions must be a power of two between the number of nodes and 256' USING ERRCODE = 'invalid_parameter_value';
 	END IF;
-	-- a server's options are readable by every role (pg_foreign_server), so
-	-- a password there would be anybody's: it belongs in a user mapping or
-	-- in the .pgpass of the router's server (and an SSL key's passphrase,
-	-- sslpassword, with it)
-	FOR i IN 1 .. n LOOP
-		IF nodes[i] ~* '(^|[[:space:]])(ssl)?password[[:space:]]*='
-			OR nodes[i] ~* '^postgres(ql)?://[^/?#@]*:[^/?#@]*@'
-			OR nodes[i] ~* '^postgres(ql)?://.*[?&](ssl)?password=' THEN
-			RAISE EXCEPTION 'the connection string of node % carries a password', i
-				USING ERRCODE = 'invalid_parameter_value',
-				DETAIL = 'The options of a foreign server are readable by every role.',
-				HINT = 'Give it in a user mapping of server tablestore_cluster, or a password in the .pgpass file of the router''s server.';
-		END IF;
-	END LOOP;
+	nodes := tablestore_router._check_nodes(nodes);
 	FOR i IN 0 .. partitions - 1 LOOP
 		opts := opts || CASE WHEN i > 0 THEN ', ' ELSE '' END
 			|| format('p%s %L', i, nodes[1 + i % n]);
@@ -212,6 +226,7 @@ CREATE FUNCTION tablestore_router._query_check(part integer, table_name text, fi
 REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA tablestore_router FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION tablestore_router.partitions() TO PUBLIC;
 GRANT EXECUTE ON FUNCTION tablestore_router.partition_of(text) TO PUBLIC;
+GRANT EXECUTE ON FUNCTION tablestore_router.node_string(text) TO PUBLIC;
 
 -- The API: the signatures of extension tablestore
 

@@ -20,23 +20,38 @@
  * every node and are idempotent there, so that a call that failed on some
  * nodes completes when it is repeated.
  *
+ * Node strings: a partition's node is a libpq connection string that says
+ * where the node is, never who connects (see check_node): PL/Proxy
+ * connects as the calling role, with the password of its user mapping if
+ * it has one.  A string is read with libpq's own parser, and the router
+ * routes only over a configuration whose every string passes; nodes are
+ * told apart by their parsed address (host, port, database), and one node
+ * spelled two ways is refused.
+ *
  * Moving partitions between nodes: every routed call holds a share lock on
- * its partition (an advisory lock (0x74737270, partition), transaction
- * scope; a call on every node holds the one of "all partitions",
- * (0x74737270, -1)) while it runs, and a mover holds
- * pg_advisory_lock(1953722992, partition) and pg_advisory_lock(1953722992,
- * -1) while it copies the partition and switches the foreign server's
- * option: calls on the partitions being moved, and calls on every node,
- * wait; the others go on.  A mover takes the partition's lock first and
- * begins only with both, so a transaction that holds the lock of all
- * partitions needs no partition lock for its calls on one partition (see
- * lock_partitions).  After the wait the call reads the new configuration
- * (AcceptInvalidationMessages), so it runs on the partition's new node.
+ * its partition (a call on every node, the one of "all partitions", -1)
+ * while it runs, and only then: the lock is released when the call
+ * returns, so no open transaction or cursor holds one.  A mover
+ * (tablestore_router.lock_partition_for_move, superuser only) holds the
+ * partition's lock and then the lock of all partitions, exclusively, while
+ * it copies the partition and switches the foreign server's option: calls
+ * on the partitions being moved, and calls on every node, wait; the others
+ * go on.  After the wait a call reads the new configuration
+ * (AcceptInvalidationMessages), so it runs on the partition's new node.  The
+ * locks are advisory locks of a class (ROUTER_LOCK_CLASS) that no SQL
+ * function takes, so no role can take or hold them but through a call.
+ * A streaming query takes the lock per page and reads the partition map
+ * under it; if the map changed since its last page, it starts again on the
+ * new nodes after the last entity it returned.
  *
  * Errors: a shard's error is raised again as the shard raised it (PL/Proxy
  * prefixes the message and detail with where it came from; they are taken
  * off), so that SQLSTATE, message, detail and hint are those of one node.
- * A node that cannot be reached gives ServerBusy (TS503).
+ * A node that cannot be reached gives ServerBusy (TS503).  What a node
+ * answers is read as untrusted: an entity that is not a JSON object, keys
+ * out of order or before the continuation asked for, a continuation that
+ * does not advance, an error whose SQLSTATE is no error, are DATA_CORRUPTED
+ * (XX001) naming the node's partition.
  *
  *-------------------------------------------------------------------------
  */
@@ -45,6 +60,9 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "commands/defrem.h"
+#include "common/jsonapi.h"
+#include "libpq-fe.h"
+#include "mb/pg_wchar.h"
 #include "access/htup_details.h"
 #include "executor/executor.h"
 #include "foreign/foreign.h"
@@ -69,6 +87,12 @@
 
 /* the advisory lock key (first half) of the partition locks: "tsrp" */
 #define ROUTER_LOCK_KEY	0x74737270
+/*
+ * The class (field 4) of the router's advisory locks: SQL's advisory lock
+ * functions use 1 and 2 only, so no SQL caller can take, or wait for, a
+ * lock of this class ("ts").
+ */
+#define ROUTER_LOCK_CLASS 0x7473
 /* the page a streaming query fetches from the nodes at a time */
 #define ROUTER_FETCH	1000
 
@@ -77,14 +101,17 @@ static const char *cluster_server = "tablestore_cluster";
 /*
  * The cluster's shape, read from the foreign server's options: the number
  * of partitions and of distinct nodes.  Reset by any change of a foreign
- * server.
+ * server, which also counts a new generation of the partition map.
  */
 static int	cluster_partitions = 0;
 static int	cluster_nodes = 0;
+static uint64 cluster_generation = 1;
 /* per node, the lowest partition it holds: a call RUN ON it reaches the node */
 #define ROUTER_MAX_NODES 256
 static int	cluster_node_part[ROUTER_MAX_NODES];
 static bool callbacks_registered = false;
+/* the role whose user mapping was checked (check_user_mapping) */
+static Oid	mapping_checked_for = InvalidOid;
 
 /* Function OIDs of the PL/Proxy calls, by signature; reset by pg_proc changes. */
 #define ROUTER_MAX_FUNCS 32
@@ -101,6 +128,14 @@ router_server_changed(Datum arg, int cacheid, uint32 hashvalue)
 {
 	cluster_partitions = 0;
 	cluster_nodes = 0;
+	cluster_generation++;
+	mapping_checked_for = InvalidOid;
+}
+
+static void
+router_mapping_changed(Datum arg, int cacheid, uint32 hashvalue)
+{
+	mapping_checked_for = InvalidOid;
 }
 
 static void
@@ -116,13 +151,226 @@ register_callbacks(void)
 		return;
 
 	CacheRegisterSyscacheCallback(FOREIGNSERVEROID, router_server_changed, (Datum) 0);
+	CacheRegisterSyscacheCallback(USERMAPPINGOID, router_mapping_changed, (Datum) 0);
 	CacheRegisterSyscacheCallback(PROCOID, router_proc_changed, (Datum) 0);
 	callbacks_registered = true;
 }
 
 /*
+ * Node strings.  A node string names WHERE a node is; the calling role
+ * decides WHO connects.  PL/Proxy appends user=<calling role> (or the
+ * role's user mapping) to a string only when the string has no "user="
+ * anywhere, and libpq would take a password, a password file, a client
+ * certificate or a service file (which may hold any of them) from the
+ * string for every role alike; the options of a foreign server are
+ * readable by every role.  So a node string may set only the keywords
+ * below, which say where the node is and how to reach it safely, and no
+ * value may contain "user=".  Refused among others: user, password,
+ * passfile, service (a service file section may set user and password),
+ * sslcert, sslkey and sslpassword (a client certificate is an identity),
+ * krbsrvname and gsslib (how the router's own Kerberos credentials are
+ * presented), options (settings of the node's session, role among them),
+ * replication and client_encoding (PL/Proxy's to decide).
+ */
+static const char *const node_keywords[] = {
+	/* the address: these tell nodes apart (node_identity) */
+	"host", "hostaddr", "port", "dbname",
+	/* how to reach it */
+	"connect_timeout", "application_name", "fallback_application_name",
+	"keepalives", "keepalives_idle", "keepalives_interval", "keepalives_count",
+	"tcp_user_timeout", "target_session_attrs",
+	/* how sure to be that it is the node */
+	"sslmode", "sslcompression", "sslrootcert", "sslcrl", "sslcrldir", "sslsni",
+	"ssl_min_protocol_version", "ssl_max_protocol_version", "requirepeer",
+	"channel_binding", "gssencmode",
+	NULL
+};
+
+/* a parsed node string: what PL/Proxy is given, and what tells nodes apart */
+typedef struct NodeString
+{
+	char	   *canonical;		/* the allowed keywords in node_keywords order */
+	char	   *identity;		/* host, hostaddr, port, dbname, defaults filled */
+} NodeString;
+
+/* value as a conninfo value: bare if it is plain, else quoted */
+static void
+append_conninfo(StringInfo buf, const char *keyword, const char *value)
+{
+	bool		bare = *value != '\0';
+
+	for (const char *c = value; *c && bare; c++)
+		bare = isalnum((unsigned char) *c) || strchr("/._-:,@[]", *c) != NULL;
+	if (buf->len > 0)
+		appendStringInfoChar(buf, ' ');
+	appendStringInfo(buf, "%s=", keyword);
+	if (bare)
+	{
+		appendStringInfoString(buf, value);
+		return;
+	}
+	appendStringInfoChar(buf, '\'');
+	for (const char *c = value; *c; c++)
+	{
+		if (*c == '\'' || *c == '\\')
+			appendStringInfoChar(buf, '\\');
+		appendStringInfoChar(buf, *c);
+	}
+	appendStringInfoChar(buf, '\'');
+}
+
+/*
+ * node_address_part: one of host, hostaddr, port as the router's libpq
+ * would use it (the router's defaults where the string has none), a list
+ * normalised item by item: a host name in lower case, a socket directory
+ * without a trailing slash, a port as a number.
+ */
+static void
+append_address(StringInfo buf, const char *keyword, const char *value, PQconninfoOption *defaults)
+{
+	char	   *copy;
+	char	   *item;
+	char	   *save = NULL;
+	bool		first = true;
+
+	if (value == NULL)
+	{
+		for (PQconninfoOption *d = defaults; d && d->keyword; d++)
+			if (strcmp(d->keyword, keyword) == 0)
+				value = d->val;
+		if (value == NULL && strcmp(keyword, "host") == 0)
+			value = DEFAULT_PGSOCKET_DIR;
+		if (value == NULL && strcmp(keyword, "port") == 0)
+			value = DEF_PGPORT_STR;
+		if (value == NULL)
+			value = "";
+	}
+	appendStringInfo(buf, "%s=", keyword);
+	copy = pstrdup(value);
+	for (item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save))
+	{
+		int			len = strlen(item);
+
+		if (!first)
+			appendStringInfoChar(buf, ',');
+		first = false;
+		if (strcmp(keyword, "port") == 0 && len > 0 && strspn(item, "0123456789") == (size_t) len)
+			appendStringInfo(buf, "%ld", strtol(item, NULL, 10));
+		else if (item[0] == '/')
+		{
+			while (len > 1 && item[len - 1] == '/')
+				item[--len] = '\0';
+			appendStringInfoString(buf, item);
+		}
+		else
+			appendStringInfoString(buf, asc_tolower(item, len));
+	}
+	appendStringInfoChar(buf, '\n');
+}
+
+/*
+ * check_node: parse a node string with libpq's parser (as PL/Proxy's
+ * libpq will read it) and check it names where a node is and nothing else
+ * (see node_keywords); what names the string in errors, e.g. "node 2" or
+ * "partition p5"; code, the SQLSTATE of its errors.
+ */
+static void
+check_node(const char *conninfo, const char *what, int code, NodeString *out)
+{
+	char	   *perr = NULL;
+	PQconninfoOption *opts = PQconninfoParse(conninfo, &perr);
+	PQconninfoOption *defaults;
+	StringInfoData canon;
+	StringInfoData ident;
+	const char *addr[4] = {NULL, NULL, NULL, NULL};
+
+	if (opts == NULL)
+	{
+		char	   *msg = pstrdup(perr ? perr : "out of memory");
+		int			len = strlen(msg);
+
+		if (perr)
+			PQfreemem(perr);
+		while (len > 0 && (msg[len - 1] == '\n' || msg[len - 1] == ' '))
+			msg[--len] = '\0';
+		ereport(ERROR,
+				(errcode(code),
+				 errmsg("the connection string of %s is not valid: %s", what, msg)));
+	}
+	initStringInfo(&canon);
+	PG_TRY();
+	{
+		for (int k = 0; node_keywords[k]; k++)
+			for (PQconninfoOption *o = opts; o->keyword; o++)
+			{
+				if (o->val == NULL || strcmp(o->keyword, node_keywords[k]) != 0)
+					continue;
+				if (strstr(asc_tolower(o->val, strlen(o->val)), "user=") != NULL)
+					ereport(ERROR,
+							(errcode(code),
+							 errmsg("the connection string of %s has \"user\" in the value of \"%s\"", what, o->keyword),
+							 errdetail("PL/Proxy connects as the calling role only to a connection string without \"user=\" in it.")));
+				append_conninfo(&canon, o->keyword, o->val);
+				if (k < 4)
+					addr[k] = pstrdup(o->val);
+			}
+		for (PQconninfoOption *o = opts; o->keyword; o++)
+		{
+			bool		allowed = false;
+
+			if (o->val == NULL)
+				continue;
+			for (int k = 0; node_keywords[k] && !allowed; k++)
+				allowed = strcmp(o->keyword, node_keywords[k]) == 0;
+			if (allowed)
+				continue;
+			if (strstr(o->keyword, "password") != NULL || strcmp(o->keyword, "passfile") == 0 ||
+				strcmp(o->keyword, "sslkey") == 0)
+				ereport(ERROR,
+						(errcode(code),
+						 errmsg("the connection string of %s carries a password or a key (\"%s\")", what, o->keyword),
+						 errdetail("The options of a foreign server are readable by every role, and a node string is used for every role alike."),
+						 errhint("Give a role's password in its own user mapping of server tablestore_cluster, or in the .pgpass file of the router's server.")));
+			ereport(ERROR,
+					(errcode(code),
+					 errmsg("the connection string of %s sets \"%s\", which a node string may not", what, o->keyword),
+					 errdetail("A node string says where a node is; who connects is the calling role."),
+					 errhint("A node string may set: host, hostaddr, port, dbname, and how to reach the node (timeouts, keepalives, SSL and GSS requirements, application_name).")));
+		}
+		if (addr[3] == NULL || addr[3][0] == '\0')
+			ereport(ERROR,
+					(errcode(code),
+					 errmsg("the connection string of %s does not name a database (dbname)", what)));
+	}
+	PG_FINALLY();
+	{
+		PQconninfoFree(opts);
+		if (perr)
+			PQfreemem(perr);
+	}
+	PG_END_TRY();
+
+	/* the address, with the defaults the router's libpq would use */
+	defaults = PQconndefaults();
+	initStringInfo(&ident);
+	append_address(&ident, "host", addr[0], defaults);
+	append_address(&ident, "hostaddr", addr[1], defaults);
+	append_address(&ident, "port", addr[2], defaults);
+	appendStringInfo(&ident, "dbname=%s", addr[3]);
+	if (defaults)
+		PQconninfoFree(defaults);
+	out->canonical = canon.data;
+	out->identity = ident.data;
+}
+
+/*
  * cluster_shape: the partition count (and node count) of the cluster, from
- * the options p0 .. p<P-1> of the foreign server tablestore_cluster.
+ * the options p0 .. p<P-1> of the foreign server tablestore_cluster.  Every
+ * node string is checked as configure() checks it (the server may have
+ * been altered directly): the router routes over nothing else.  Nodes are
+ * told apart by their address; one node under two spellings would be two
+ * nodes to PL/Proxy (a query over every node would read it twice), so it
+ * is refused.
  */
 static int
 cluster_shape(int *nodes)
@@ -132,6 +380,7 @@ cluster_shape(int *nodes)
 	{
 		ForeignServer *server = GetForeignServerByName(cluster_server, true);
 		List	   *values = NIL;
+		List	   *idents = NIL;
 		ListCell   *lc;
 		int			parts = 0;
 
@@ -145,9 +394,11 @@ cluster_shape(int *nodes)
 			DefElem    *def = lfirst(lc);
 			const char *v;
 			ListCell   *lc2;
+			ListCell   *lc3;
 			int			part;
 			int			node = 0;
 			bool		seen = false;
+			NodeString	ns;
 
 			if (def->defname[0] != 'p' || strspn(def->defname + 1, "0123456789") != strlen(def->defname + 1) ||
 				def->defname[1] == '\0' || strlen(def->defname) > 5)
@@ -155,10 +406,24 @@ cluster_shape(int *nodes)
 			parts++;
 			part = atoi(def->defname + 1);
 			v = defGetString(def);
-			foreach(lc2, values)
+			if (strstr(v, "user=") != NULL)
+				ereport(ERROR,
+						(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+						 errmsg("partition %s of server %s has \"user=\" in its connection string", def->defname, cluster_server),
+						 errdetail("PL/Proxy connects as the calling role only to a connection string without \"user=\" in it.")));
+			check_node(v, psprintf("partition %s of server %s", def->defname, cluster_server),
+					   ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE, &ns);
+			forboth(lc2, values, lc3, idents)
 			{
-				if (strcmp(lfirst(lc2), v) == 0)
+				if (strcmp(lfirst(lc3), ns.identity) == 0)
 				{
+					if (strcmp(lfirst(lc2), v) != 0)
+						ereport(ERROR,
+								(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+								 errmsg("partition %s of server %s names node %d (partition p%d) under another spelling",
+										def->defname, cluster_server, node, cluster_node_part[node]),
+								 errdetail("One node must be named by one connection string, or it is taken for two."),
+								 errhint("Set the option to the text of p%d.", cluster_node_part[node])));
 					seen = true;
 					break;
 				}
@@ -171,6 +436,7 @@ cluster_shape(int *nodes)
 							(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 							 errmsg("a tablestore cluster has at most %d nodes", ROUTER_MAX_NODES)));
 				values = lappend(values, (char *) v);
+				idents = lappend(idents, ns.identity);
 				cluster_node_part[node] = part;
 			}
 			else if (part < cluster_node_part[node])
@@ -186,6 +452,107 @@ cluster_shape(int *nodes)
 	if (nodes)
 		*nodes = cluster_nodes;
 	return cluster_partitions;
+}
+
+/*
+ * check_user_mapping: the calling role's user mapping of the cluster's
+ * server (PL/Proxy adds its options to every node string) may give the
+ * role's password, not another role's name: a role with USAGE on the
+ * server may create its own mapping, and "user" there would make it act
+ * as that role on the nodes.
+ */
+static void
+check_user_mapping(void)
+{
+	Oid			role = GetUserId();
+	ForeignServer *server;
+	UserMapping *um;
+	ListCell   *lc;
+	char	   *name;
+
+	if (mapping_checked_for == role)
+		return;
+	server = GetForeignServerByName(cluster_server, false);
+	um = GetUserMapping(role, server->serverid);
+	name = GetUserNameFromId(role, false);
+	foreach(lc, um->options)
+	{
+		DefElem    *def = lfirst(lc);
+
+		if (strcmp(def->defname, "user") == 0 && strcmp(defGetString(def), name) != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("the user mapping of role \"%s\" for server %s names another role", name, cluster_server),
+					 errdetail("Calls through the router run on the nodes as the calling role."),
+					 errhint("Drop the mapping's \"user\" option; it may give the role's own password.")));
+	}
+	mapping_checked_for = role;
+}
+
+/*
+ * tablestore_router._check_nodes(nodes text[]) RETURNS text[]: configure()'s
+ * check of its nodes: each as the router will give it to PL/Proxy (its
+ * canonical form), and no node twice.
+ */
+TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(router_check_nodes);
+Datum
+router_check_nodes(PG_FUNCTION_ARGS)
+{
+	ArrayType  *arr = PG_GETARG_ARRAYTYPE_P(0);
+	Datum	   *elems;
+	bool	   *enulls;
+	int			n;
+	NodeString *ns;
+
+	deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, &enulls, &n);
+	ns = palloc(sizeof(NodeString) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+	{
+		if (enulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("a cluster needs at least one node, none of them NULL")));
+		check_node(TextDatumGetCString(elems[i]), psprintf("node %d", i + 1),
+				   ERRCODE_INVALID_PARAMETER_VALUE, &ns[i]);
+		for (int j = 0; j < i; j++)
+			if (strcmp(ns[j].identity, ns[i].identity) == 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("nodes %d and %d are the same node", j + 1, i + 1)));
+		elems[i] = CStringGetTextDatum(ns[i].canonical);
+	}
+	PG_RETURN_ARRAYTYPE_P(construct_array(elems, n, TEXTOID, -1, false, TYPALIGN_INT));
+}
+
+/*
+ * tablestore_router.node_string(node text) RETURNS text: a node string as
+ * the router stores it: the text of the cluster's node at the same address
+ * if it has one, else the string's canonical form.  A mover sets a
+ * partition's option to it, so that a node is never named two ways.
+ */
+TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(router_node_string);
+Datum
+router_node_string(PG_FUNCTION_ARGS)
+{
+	NodeString	ns;
+	ForeignServer *server = GetForeignServerByName(cluster_server, true);
+	ListCell   *lc;
+
+	check_node(text_to_cstring(PG_GETARG_TEXT_PP(0)), "the node", ERRCODE_INVALID_PARAMETER_VALUE, &ns);
+	if (server != NULL)
+		foreach(lc, server->options)
+		{
+			DefElem    *def = lfirst(lc);
+			NodeString	other;
+
+			if (def->defname[0] != 'p' || strspn(def->defname + 1, "0123456789") != strlen(def->defname + 1))
+				continue;
+			check_node(defGetString(def), psprintf("partition %s of server %s", def->defname, cluster_server),
+					   ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE, &other);
+			if (strcmp(other.identity, ns.identity) == 0)
+				PG_RETURN_TEXT_P(cstring_to_text(defGetString(def)));
+		}
+	PG_RETURN_TEXT_P(cstring_to_text(ns.canonical));
 }
 
 /*
@@ -244,43 +611,102 @@ router_partition_of(PG_FUNCTION_ARGS)
 	PG_RETURN_INT32(partition_of(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t)));
 }
 
-/*
- * lock_partition: hold a share lock on a partition until the end of the
- * transaction, so that a mover's exclusive lock waits for this call and
- * this call waits for a move; then read the configuration the mover may
- * have changed while we waited.
- */
+/* the tag of a partition's lock (-1: all partitions) */
 static void
-lock_partition(int part)
+partition_tag(LOCKTAG *tag, int part)
 {
-	LOCKTAG		tag;
-
-	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, ROUTER_LOCK_KEY, (uint32) part, 2);
-	(void) LockAcquire(&tag, ShareLock, false, false);
+	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId, ROUTER_LOCK_KEY, (uint32) part, ROUTER_LOCK_CLASS);
 }
 
 /*
  * lock_partitions: the lock a call on one partition (part >= 0) or on every
- * node (part < 0) holds.  A call on every node holds the lock of "all
- * partitions", (key, -1).  A call on one partition in a transaction that
- * holds that lock already takes no other: a mover takes the partition's
- * lock and then the lock of all partitions, and begins only with both, so
- * while this transaction holds the latter no move has begun; taking the
- * partition's lock would wait for a mover that waits for this transaction
- * (a deadlock, e.g. SELECT merge_entity(...) FROM query_entities(...)
- * while a partition is about to move).
+ * node (part < 0) holds while it runs: a share lock, so that a mover's
+ * exclusive lock waits for the call and the call waits for a move; then
+ * the configuration the mover may have changed while we waited is read.
+ * Released by unlock_partitions when the call returns (by the abort of the
+ * (sub)transaction if it fails): no role holds it longer than its call.
  */
 static void
 lock_partitions(int part)
 {
+	LOCKTAG		tag;
+
+	(void) cluster_shape(NULL);	/* "not configured", if it is not */
+	check_user_mapping();
+	partition_tag(&tag, part < 0 ? -1 : part);
+	(void) LockAcquire(&tag, ShareLock, false, false);
+	AcceptInvalidationMessages();
+	check_user_mapping();
+}
+
+static void
+unlock_partitions(int part)
+{
+	LOCKTAG		tag;
+
+	partition_tag(&tag, part < 0 ? -1 : part);
+	(void) LockRelease(&tag, ShareLock, false);
+}
+
+/*
+ * tablestore_router.lock_partition_for_move(partition integer) RETURNS void:
+ * a mover's locks (session level): the partition's, then that of all
+ * partitions, exclusively.  Calls on the partition wait from the first on,
+ * calls on every node from the second; the move begins with both.  Waits
+ * at most lock_timeout for each (a call in flight must end first; the calls
+ * that queue behind the mover wait no longer than that), and holds neither
+ * if it fails.  Superuser only (EXECUTE revoked from PUBLIC).
+ */
+TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(router_lock_partition_for_move);
+Datum
+router_lock_partition_for_move(PG_FUNCTION_ARGS)
+{
+	int			part = PG_GETARG_INT32(0);
+	LOCKTAG		one;
 	LOCKTAG		all;
 
-	SET_LOCKTAG_ADVISORY(all, MyDatabaseId, ROUTER_LOCK_KEY, (uint32) -1, 2);
-	if (part < 0)
-		lock_partition(-1);
-	else if (!LockHeldByMe(&all, ShareLock))
-		lock_partition(part);
-	AcceptInvalidationMessages();
+	if (part < 0 || part >= cluster_shape(NULL))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the cluster has no partition %d", part)));
+	partition_tag(&one, part);
+	partition_tag(&all, -1);
+	(void) LockAcquire(&one, ExclusiveLock, true, false);
+	PG_TRY();
+	{
+		(void) LockAcquire(&all, ExclusiveLock, true, false);
+	}
+	PG_CATCH();
+	{
+		(void) LockRelease(&one, ExclusiveLock, true);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	PG_RETURN_VOID();
+}
+
+/*
+ * tablestore_router.unlock_partition_for_move(partition integer) RETURNS
+ * boolean: a mover's locks released; false if it did not hold them.
+ */
+TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(router_unlock_partition_for_move);
+Datum
+router_unlock_partition_for_move(PG_FUNCTION_ARGS)
+{
+	int			part = PG_GETARG_INT32(0);
+	LOCKTAG		one;
+	LOCKTAG		all;
+	bool		held;
+
+	partition_tag(&one, part);
+	partition_tag(&all, -1);
+	held = LockHeldByMe(&all, ExclusiveLock) && LockHeldByMe(&one, ExclusiveLock);
+	if (held)
+	{
+		(void) LockRelease(&all, ExclusiveLock, true);
+		(void) LockRelease(&one, ExclusiveLock, true);
+	}
+	PG_RETURN_BOOL(held);
 }
 
 /*
@@ -465,6 +891,15 @@ rethrow_remote(ErrorData *ed)
 		(strstr(ed->message, "] PQ") != NULL || strstr(ed->message, "] REMOTE FATAL: ") != NULL ||
 		 strstr(ed->message, "] REMOTE PANIC: ") != NULL))
 		connection_error(ed->message);
+	/*
+	 * A data exception raised here rather than on the node: a value the
+	 * node answered that its column's type does not accept (a json column
+	 * that is not JSON), which PL/Proxy reads on the router.
+	 */
+	if (ERRCODE_TO_CATEGORY(ed->sqlerrcode) == ERRCODE_DATA_EXCEPTION)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("a node answered a value its type does not accept: %s", ed->message)));
 	ReThrowError(ed);
 }
 
@@ -589,6 +1024,12 @@ raise_node_error(const char *state, const char *message, const char *detail, con
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("a node answered an error that is not one")));
+	/* classes 00 (success), 01 (warning) and 02 (no data) are no error */
+	if (state[0] == '0' && (state[1] == '0' || state[1] == '1' || state[1] == '2'))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("a node answered an error with SQLSTATE %s, which is not an error", state),
+				 errdetail("The node's message: %s", message)));
 	memset(&ed, 0, sizeof(ed));
 	ed.elevel = ERROR;
 	ed.sqlerrcode = MAKE_SQLSTATE(state[0], state[1], state[2], state[3], state[4]);
@@ -663,7 +1104,7 @@ check_answer(Datum answer)
  * raised them.
  */
 static Datum
-call_remote(const char *signature, int nargs, Datum *args, bool *nulls, bool *isnull)
+call_remote(const char *signature, int nargs, Datum *args, bool *nulls, bool *isnull, int part)
 {
 	FmgrInfo	flinfo;
 	MemoryContext oldcxt = CurrentMemoryContext;
@@ -684,7 +1125,17 @@ call_remote(const char *signature, int nargs, Datum *args, bool *nulls, bool *is
 	PG_END_TRY();
 	quiet_end();
 	if (!*isnull)
+	{
+		Jsonb	   *jb;
+
 		check_answer(result);
+		/* an entity call's answer (an entity, a plan) is an object */
+		jb = DatumGetJsonbP(result);
+		if (part >= 0 && !JB_ROOT_IS_OBJECT(jb))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("the node of partition %d answered a JSON value that is not an object", part)));
+	}
 	return result;
 }
 
@@ -835,7 +1286,8 @@ routed_call(FunctionCallInfo fcinfo, const char *signature, int part)
 
 	lock_partitions(part);
 	forward_args(fcinfo, part, args, nulls);
-	result = call_remote(signature, PG_NARGS() + 1, args, nulls, &isnull);
+	result = call_remote(signature, PG_NARGS() + 1, args, nulls, &isnull, part);
+	unlock_partitions(part);
 	if (isnull)
 		PG_RETURN_NULL();
 	return result;
@@ -915,6 +1367,7 @@ router_execute_batch(PG_FUNCTION_ARGS)
 	forward_args(fcinfo, part, args, nulls);
 	rows = call_remote_rows("tablestore_router._execute_batch(pg_catalog.int4,pg_catalog.text,pg_catalog.jsonb)",
 							3, args, nulls, &nrows);
+	unlock_partitions(part);
 	return_rows(fcinfo, rows, nrows);
 	return (Datum) 0;
 }
@@ -925,18 +1378,17 @@ router_execute_batch(PG_FUNCTION_ARGS)
  * then run the idempotent function on every node; if no node did anything,
  * the call is repeated on one node for the error one node gives.
  */
-static void
-lock_table_name(text *name)
+static bool
+table_name_tag(text *name, LOCKTAG *tag)
 {
 	char	   *lower;
-	LOCKTAG		tag;
 
 	if (name == NULL)
-		return;
+		return false;
 	lower = asc_tolower(VARDATA_ANY(name), VARSIZE_ANY_EXHDR(name));
-	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, ROUTER_LOCK_KEY + 1,
-						 ts_partition_hash(lower, strlen(lower)), 2);
-	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId, ROUTER_LOCK_KEY + 1,
+						 ts_partition_hash(lower, strlen(lower)), ROUTER_LOCK_CLASS);
+	return true;
 }
 
 static void
@@ -948,8 +1400,12 @@ table_everywhere(FunctionCallInfo fcinfo, const char *all_signature, const char 
 	int			nrows;
 	bool		done = false;
 	bool		isnull;
+	LOCKTAG		name_tag;
+	bool		named = table_name_tag(ARG_TEXT(0), &name_tag);
 
-	lock_table_name(ARG_TEXT(0));
+	/* held while the call runs, as the partition locks are */
+	if (named)
+		(void) LockAcquire(&name_tag, ExclusiveLock, false, false);
 	lock_partitions(-1);
 	args[0] = PG_GETARG_DATUM(0);
 	nulls[0] = PG_ARGISNULL(0);
@@ -970,8 +1426,11 @@ table_everywhere(FunctionCallInfo fcinfo, const char *all_signature, const char 
 	if (!done)
 	{
 		forward_args(fcinfo, 0, args, nulls);
-		(void) call_remote(one_signature, 2, args, nulls, &isnull);
+		(void) call_remote(one_signature, 2, args, nulls, &isnull, -1);
 	}
+	unlock_partitions(-1);
+	if (named)
+		(void) LockRelease(&name_tag, ExclusiveLock, false);
 }
 
 TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(router_create_table);
@@ -1019,6 +1478,7 @@ router_list_tables(PG_FUNCTION_ARGS)
 	args[0] = PG_GETARG_DATUM(0);
 	nulls[0] = PG_ARGISNULL(0);
 	rows = call_remote_rows("tablestore_router._list_tables(pg_catalog.text)", 1, args, nulls, &nrows);
+	unlock_partitions(-1);
 	names = palloc(sizeof(char *) * Max(nrows, 1));
 	for (int r = 0; r < nrows; r++)
 		names[r] = rows[r].nulls[0] ? "" : TextDatumGetCString(rows[r].values[0]);
@@ -1087,18 +1547,97 @@ cmp_entities(const void *a, const void *b)
 }
 
 /*
+ * JSON from a node, checked for its shape: an entity must be one object,
+ * a page an array of objects.
+ */
+typedef struct JsonShape
+{
+	int			depth;
+	bool		array_of_objects;	/* the root must be an array of objects */
+	bool		bad;
+} JsonShape;
+
+static void
+shape_object_start(void *state)
+{
+	JsonShape  *sh = state;
+
+	if (sh->depth == 0 && sh->array_of_objects)
+		sh->bad = true;
+	sh->depth++;
+}
+
+static void
+shape_array_start(void *state)
+{
+	JsonShape  *sh = state;
+
+	if ((sh->depth == 0 && !sh->array_of_objects) || (sh->depth == 1 && sh->array_of_objects))
+		sh->bad = true;
+	sh->depth++;
+}
+
+static void
+shape_end(void *state)
+{
+	((JsonShape *) state)->depth--;
+}
+
+static void
+shape_scalar(void *state, char *token, JsonTokenType tokentype)
+{
+	JsonShape  *sh = state;
+
+	if (sh->depth == 0 || (sh->depth == 1 && sh->array_of_objects))
+		sh->bad = true;
+}
+
+/* true if json (len bytes) is a JSON object, or an array of objects */
+static bool
+json_shape_ok(char *json, int len, bool array_of_objects)
+{
+	JsonShape	sh = {0, array_of_objects, false};
+	JsonSemAction sem;
+	JsonLexContext *lex = makeJsonLexContextCstringLen(json, len, GetDatabaseEncoding(), false);
+
+	memset(&sem, 0, sizeof(sem));
+	sem.semstate = &sh;
+	sem.object_start = shape_object_start;
+	sem.object_end = shape_end;
+	sem.array_start = shape_array_start;
+	sem.array_end = shape_end;
+	sem.scalar = shape_scalar;
+	return pg_parse_json(lex, &sem) == JSON_SUCCESS && !sh.bad;
+}
+
+/* where a page came from, for errors */
+static const char *
+page_source(int part)
+{
+	return part >= 0 ? psprintf("the node of partition %d", part) : "a node";
+}
+
+/*
  * fetch_page: at most top entities of a query from its partition's node
- * (part >= 0) or from every node, after the continuation (npk, nrk).
+ * (part >= 0) or from every node, after the continuation (npk, nrk).  The
+ * caller holds the partition's lock (lock_partitions).
  *
  * From every node, each node returns its own page and continuation; the
  * merged page holds the entities below the smallest continuation (beyond
  * it, a node has not said what it holds), at most top of them, and its
  * continuation is the first key it did not return: so a page is exactly
  * the entities of [start, continuation) on all nodes.
+ *
+ * The rows are checked before they are merged: an entity is a JSON object
+ * (unless check_json is false: the caller parses every entity, see
+ * entity_jsonb) at or after the continuation asked for, a node's continuation is after
+ * it (or the query would ask for the same page again, for ever), one
+ * node's entities are in key order and before its continuation, and no two
+ * nodes return the same key.
  */
 static void
 fetch_page(int part, text *table, text *filter, text *select, int top,
-		   text *npk, text *nrk, MergedPage *page)
+		   text *npk, text *nrk, bool check_json, MergedPage *page)
 {
 	Datum		args[7];
 	bool		nulls[7];
@@ -1108,6 +1647,7 @@ fetch_page(int part, text *table, text *filter, text *select, int top,
 	text	   *bound_rk = NULL;
 	int			n = 0;
 	int			k;
+	const char *from = page_source(part);
 
 	args[0] = Int32GetDatum(part);
 	nulls[0] = false;
@@ -1124,7 +1664,6 @@ fetch_page(int part, text *table, text *filter, text *select, int top,
 	args[6] = PointerGetDatum(nrk);
 	nulls[6] = nrk == NULL;
 
-	lock_partitions(part);
 	if (part >= 0)
 		rows = call_remote_rows("tablestore_router._query_page(" PAGE_ARGS ")", 7, args, nulls, &nrows);
 	else
@@ -1134,6 +1673,7 @@ fetch_page(int part, text *table, text *filter, text *select, int top,
 	for (int r = 0; r < nrows; r++)
 	{
 		RemoteRow  *row = &rows[r];
+		text	   *json;
 
 		if (row->nulls[0])
 		{
@@ -1148,9 +1688,20 @@ fetch_page(int part, text *table, text *filter, text *select, int top,
 			if (row->nulls[1] || row->nulls[2])
 				ereport(ERROR,
 						(errcode(ERRCODE_DATA_CORRUPTED),
-						 errmsg("a node returned a continuation without its keys")));
+						 errmsg("%s returned a continuation without its keys", from)));
 			cpk = DatumGetTextPP(row->values[1]);
 			crk = DatumGetTextPP(row->values[2]);
+			if (npk != NULL && key_cmp(cpk, crk, npk, nrk) <= 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg("%s returned a continuation that does not advance past the one asked for", from),
+						 errdetail("Asked for (%s, %s), answered (%s, %s).",
+								   text_to_cstring(npk), text_to_cstring(nrk),
+								   text_to_cstring(cpk), text_to_cstring(crk))));
+			if (part >= 0 && n > 0 && key_cmp(page->ents[n - 1].pk, page->ents[n - 1].rk, cpk, crk) >= 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg("%s returned a continuation before an entity of its page", from)));
 			if (bound_pk == NULL || key_cmp(cpk, crk, bound_pk, bound_rk) < 0)
 			{
 				bound_pk = cpk;
@@ -1161,14 +1712,39 @@ fetch_page(int part, text *table, text *filter, text *select, int top,
 		if (row->nulls[3] || row->nulls[4])
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("a node returned an entity without its keys")));
-		page->ents[n].json = DatumGetTextPP(row->values[0]);
+					 errmsg("%s returned an entity without its keys", from)));
+		json = DatumGetTextPP(row->values[0]);
+		page->ents[n].json = json;
 		page->ents[n].pk = DatumGetTextPP(row->values[3]);
 		page->ents[n].rk = DatumGetTextPP(row->values[4]);
+		if (check_json && !json_shape_ok(VARDATA_ANY(json), VARSIZE_ANY_EXHDR(json), false))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("%s returned an entity that is not a JSON object", from),
+					 errdetail("The entity of keys (%s, %s).",
+							   text_to_cstring(page->ents[n].pk), text_to_cstring(page->ents[n].rk))));
+		if (npk != NULL && key_cmp(page->ents[n].pk, page->ents[n].rk, npk, nrk) < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("%s returned an entity before the continuation asked for", from)));
+		if (part >= 0 && n > 0 &&
+			key_cmp(page->ents[n - 1].pk, page->ents[n - 1].rk, page->ents[n].pk, page->ents[n].rk) >= 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("%s returned entities out of key order", from)));
 		n++;
 	}
 	if (part < 0)
+	{
 		qsort(page->ents, n, sizeof(PageEntity), cmp_entities);
+		for (k = 1; k < n; k++)
+			if (cmp_entities(&page->ents[k - 1], &page->ents[k]) == 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg("the nodes returned the entity of keys (%s, %s) twice",
+								text_to_cstring(page->ents[k].pk), text_to_cstring(page->ents[k].rk)),
+						 errhint("A node named twice in the partition map, or a partition on two nodes, does this.")));
+	}
 
 	page->next_pk = bound_pk;
 	page->next_rk = bound_rk;
@@ -1231,6 +1807,64 @@ page_array(MergedPage *page)
 }
 
 /*
+ * check_node_page: a node's own page (query_entities_page on one
+ * partition), checked before it is passed on: the entities an array of
+ * objects, a continuation whole and after the one asked for.
+ */
+static void
+check_node_page(int part, bool json, RemoteRow *row, text *npk, text *nrk)
+{
+	char	   *text_form;
+
+	if (row->nulls[0])
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("the node of partition %d returned a page without its entities", part)));
+	if (json)
+	{
+		text	   *t = DatumGetTextPP(row->values[0]);
+
+		if (!json_shape_ok(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t), true))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("the node of partition %d returned a page that is not an array of objects", part)));
+	}
+	else
+	{
+		Jsonb	   *jb = DatumGetJsonbP(row->values[0]);
+		JsonbIterator *it;
+		JsonbValue	v;
+		JsonbIteratorToken tok;
+		bool		ok = JB_ROOT_IS_ARRAY(jb) && !JB_ROOT_IS_SCALAR(jb);
+
+		if (ok)
+		{
+			it = JsonbIteratorInit(&jb->root);
+			while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+				if (tok == WJB_ELEM && (v.type != jbvBinary || !JsonContainerIsObject(v.val.binary.data)))
+					ok = false;
+		}
+		if (!ok)
+		{
+			text_form = JsonbToCString(NULL, &jb->root, 60);
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("the node of partition %d returned a page that is not an array of objects", part),
+					 errdetail("It begins %.60s", text_form)));
+		}
+	}
+	if (row->nulls[1] != row->nulls[2])
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("the node of partition %d returned a continuation without its keys", part)));
+	if (!row->nulls[1] && npk != NULL && nrk != NULL &&
+		key_cmp(DatumGetTextPP(row->values[1]), DatumGetTextPP(row->values[2]), npk, nrk) <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("the node of partition %d returned a continuation that does not advance past the one asked for", part)));
+}
+
+/*
  * query_entities_page and query_entities_page_json: a query on one
  * partition is the node's own page; one on every node is merged.
  */
@@ -1260,15 +1894,19 @@ router_page(FunctionCallInfo fcinfo, bool json)
 								"tablestore_router._query_entities_page_json(" PAGE_ARGS ")" :
 								"tablestore_router._query_entities_page(" PAGE_ARGS ")",
 								7, args, anulls, &nrows);
+		unlock_partitions(part);
 		if (nrows != 1)
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("a node returned %d rows for a page", nrows)));
+					 errmsg("the node of partition %d returned %d rows for a page", part, nrows)));
+		check_node_page(part, json, &rows[0], ARG_TEXT(4), ARG_TEXT(5));
 		PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, rows[0].values, rows[0].nulls)));
 	}
 
+	lock_partitions(-1);
 	fetch_page(-1, ARG_TEXT(0), ARG_TEXT(1), ARG_TEXT(2), arg_page_top(fcinfo, 3),
-			   ARG_TEXT(4), ARG_TEXT(5), &page);
+			   ARG_TEXT(4), ARG_TEXT(5), true, &page);
+	unlock_partitions(-1);
 	if (json)
 		values[0] = CStringGetTextDatum(page_array(&page));
 	else
@@ -1312,8 +1950,10 @@ router_query_page(PG_FUNCTION_ARGS)
 
 	if (!page_args_ok(fcinfo))
 		part = Max(part, 0);
+	lock_partitions(part);
 	fetch_page(part, ARG_TEXT(0), ARG_TEXT(1), ARG_TEXT(2), arg_page_top(fcinfo, 3),
-			   ARG_TEXT(4), ARG_TEXT(5), &page);
+			   ARG_TEXT(4), ARG_TEXT(5), true, &page);
+	unlock_partitions(part);
 	InitMaterializedSRF(fcinfo, 0);
 	for (int i = 0; i < page.n; i++)
 	{
@@ -1352,57 +1992,174 @@ typedef struct StreamState
 	text	   *filter;
 	text	   *select;
 	bool		capped;			/* top given */
+	bool		json;			/* json out (else jsonb: see entity_jsonb) */
 	int64		remaining;		/* if capped, entities still to return */
+	int			part;			/* the query's partition, or -1: every node */
+	uint64		generation;		/* of the partition map the sources are of; 0: none yet */
+	text	   *last_pk;		/* the last entity returned (NULL: none yet) */
+	text	   *last_rk;
+	bool		resumed;		/* the sources begin at the last entity returned */
 	int			nsources;
 	StreamSource *sources;
 } StreamState;
 
 /*
- * source_current: the next entity of a source, fetching its next page when
- * it has none left; NULL when the source has ended.
+ * stream_sources: the sources of a stream over every node, one per node of
+ * the partition map read now (under the lock of all partitions); the old
+ * ones' pages are dropped, and the new ones begin at the last entity the
+ * stream returned.
  */
-static PageEntity *
-source_current(StreamState *st, StreamSource *src)
+static void
+stream_sources(StreamState *st)
 {
-	while (src->next >= src->page.n)
-	{
-		MemoryContext old;
-		text	   *npk = src->page.next_pk;
-		text	   *nrk = src->page.next_rk;
-		int			top = ROUTER_FETCH;
+	MemoryContext old = MemoryContextSwitchTo(st->cxt);
 
-		CHECK_FOR_INTERRUPTS();
-		if (src->started && npk == NULL)
-			return NULL;
-		if (st->capped && st->remaining < top)
-			top = (int) st->remaining;
-		/* the continuation, out of the page it came from, for the next one */
-		old = MemoryContextSwitchTo(st->cxt);
-		if (npk)
-		{
-			npk = (text *) pg_detoast_datum_copy((struct varlena *) npk);
-			nrk = (text *) pg_detoast_datum_copy((struct varlena *) nrk);
-		}
-		MemoryContextReset(src->pagecxt);
-		MemoryContextSwitchTo(src->pagecxt);
-		fetch_page(src->part, st->table, st->filter, st->select, top, npk, nrk, &src->page);
-		MemoryContextSwitchTo(old);
-		if (npk)
-		{
-			pfree(npk);
-			pfree(nrk);
-		}
-		src->next = 0;
-		src->started = true;
+	for (int i = 0; i < st->nsources; i++)
+		MemoryContextDelete(st->sources[i].pagecxt);
+	if (st->sources)
+		pfree(st->sources);
+	(void) cluster_shape(&st->nsources);
+	st->sources = palloc0(sizeof(StreamSource) * st->nsources);
+	for (int i = 0; i < st->nsources; i++)
+	{
+		st->sources[i].part = cluster_node_part[i];
+		st->sources[i].pagecxt = AllocSetContextCreate(st->cxt, "tablestore router page",
+													   ALLOCSET_DEFAULT_SIZES);
 	}
-	return &src->page.ents[src->next];
+	st->generation = cluster_generation;
+	st->resumed = st->last_pk != NULL;
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * source_fetch: the next page of a source.  The page is fetched under the
+ * lock of its partition (or of all partitions), taken for the page only;
+ * a stream over every node reads the partition map under that lock, and
+ * if it is not the map its sources are of (a partition moved between two
+ * pages), makes new sources and returns false: the caller starts over.
+ */
+static bool
+source_fetch(StreamState *st, StreamSource *src)
+{
+	MemoryContext old;
+	text	   *npk = src->page.next_pk;
+	text	   *nrk = src->page.next_rk;
+	int			top = ROUTER_FETCH;
+
+	CHECK_FOR_INTERRUPTS();
+	lock_partitions(st->part);
+	if (st->part < 0)
+	{
+		(void) cluster_shape(NULL);
+		if (st->generation != cluster_generation)
+		{
+			stream_sources(st);
+			unlock_partitions(st->part);
+			return false;
+		}
+	}
+	if (!src->started && st->resumed)
+	{
+		/* a new source begins at the last entity returned (skipped below) */
+		npk = st->last_pk;
+		nrk = st->last_rk;
+	}
+	if (st->capped && st->remaining < top)
+		top = (int) Max(st->remaining, 1);
+	/* the continuation, out of the page it came from, for the next one */
+	old = MemoryContextSwitchTo(st->cxt);
+	if (npk)
+	{
+		npk = (text *) pg_detoast_datum_copy((struct varlena *) npk);
+		nrk = (text *) pg_detoast_datum_copy((struct varlena *) nrk);
+	}
+	MemoryContextReset(src->pagecxt);
+	MemoryContextSwitchTo(src->pagecxt);
+	fetch_page(src->part, st->table, st->filter, st->select, top, npk, nrk, st->json, &src->page);
+	MemoryContextSwitchTo(old);
+	unlock_partitions(st->part);
+	if (npk)
+	{
+		pfree(npk);
+		pfree(nrk);
+	}
+	src->next = 0;
+	/* after new sources, the last entity returned is not returned again */
+	if (!src->started && st->resumed && src->page.n > 0 &&
+		key_cmp(src->page.ents[0].pk, src->page.ents[0].rk, st->last_pk, st->last_rk) == 0)
+		src->next = 1;
+	src->started = true;
+	return true;
+}
+
+/*
+ * stream_fill: every source with its next entity at hand, or ended.
+ */
+static void
+stream_fill(StreamState *st)
+{
+	for (int i = 0; i < st->nsources; i++)
+	{
+		StreamSource *src = &st->sources[i];
+
+		while (src->next >= src->page.n && !(src->started && src->page.next_pk == NULL))
+		{
+			if (!source_fetch(st, src))
+			{
+				/* new sources: start over */
+				i = -1;
+				break;
+			}
+		}
+	}
+}
+
+/*
+ * entity_jsonb: an entity a node sent as text, as jsonb: parsed once, which
+ * checks it (a text that is not a JSON object is DATA_CORRUPTED, as
+ * fetch_page's check would have said, without parsing it twice).
+ */
+static Datum
+entity_jsonb(PageEntity *e, int part)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	Datum		d = (Datum) 0;
+	bool		ok;
+
+	PG_TRY();
+	{
+		d = DirectFunctionCall1(jsonb_in, CStringGetDatum(text_to_cstring(e->json)));
+	}
+	PG_CATCH();
+	{
+		ErrorData  *ed;
+
+		MemoryContextSwitchTo(cxt);
+		ed = CopyErrorData();
+		/* only the text's own faults; a cancel or the like goes on */
+		if (ERRCODE_TO_CATEGORY(ed->sqlerrcode) != ERRCODE_DATA_EXCEPTION)
+			PG_RE_THROW();
+		FlushErrorState();
+		d = (Datum) 0;
+	}
+	PG_END_TRY();
+	ok = d != (Datum) 0 && JB_ROOT_IS_OBJECT(DatumGetJsonbP(d));
+	if (!ok)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("%s returned an entity that is not a JSON object", page_source(part)),
+				 errdetail("The entity of keys (%s, %s).", text_to_cstring(e->pk), text_to_cstring(e->rk))));
+	return d;
 }
 
 /*
  * query_entities and query_entities_json: streamed a page at a time from
  * the query's partition's node, or from every node, each with its own
  * continuation, merged in key order: the router holds a page per node
- * however many entities match, and no node sends an entity twice.
+ * however many entities match, and no node sends an entity twice.  The
+ * entities come out in strictly ascending key order (a node that answers
+ * otherwise is DATA_CORRUPTED), which is what lets a stream start again
+ * after its last entity when partitions move.
  */
 static Datum
 router_stream(FunctionCallInfo fcinfo, bool json)
@@ -1411,12 +2168,10 @@ router_stream(FunctionCallInfo fcinfo, bool json)
 	StreamState *st;
 	PageEntity *best = NULL;
 	StreamSource *from = NULL;
+	MemoryContext old;
 
 	if (SRF_IS_FIRSTCALL())
 	{
-		MemoryContext old;
-		int			part;
-
 		fctx = SRF_FIRSTCALL_INIT();
 		old = MemoryContextSwitchTo(fctx->multi_call_memory_ctx);
 		st = palloc0(sizeof(StreamState));
@@ -1425,30 +2180,21 @@ router_stream(FunctionCallInfo fcinfo, bool json)
 		st->filter = PG_ARGISNULL(1) ? NULL : PG_GETARG_TEXT_P_COPY(1);
 		st->select = PG_ARGISNULL(2) ? NULL : PG_GETARG_TEXT_P_COPY(2);
 		st->capped = !PG_ARGISNULL(3);
+		st->json = json;
 		st->remaining = st->capped ? PG_GETARG_INT32(3) : 0;
-		part = route_query(st->filter);
-		if (part >= 0)
+		st->part = route_query(st->filter);
+		if (st->part >= 0)
 		{
+			/* RUN ON the partition reaches its node, wherever it is */
 			st->nsources = 1;
 			st->sources = palloc0(sizeof(StreamSource));
-			st->sources[0].part = part;
-		}
-		else
-		{
-			(void) cluster_shape(&st->nsources);
-			st->sources = palloc0(sizeof(StreamSource) * st->nsources);
-			for (int i = 0; i < st->nsources; i++)
-				st->sources[i].part = cluster_node_part[i];
-		}
-		for (int i = 0; i < st->nsources; i++)
-			st->sources[i].pagecxt = AllocSetContextCreate(fctx->multi_call_memory_ctx,
-														   "tablestore router page",
+			st->sources[0].part = st->part;
+			st->sources[0].pagecxt = AllocSetContextCreate(st->cxt, "tablestore router page",
 														   ALLOCSET_DEFAULT_SIZES);
+		}
+		/* else the sources are made under the first page's lock */
 		fctx->user_fctx = st;
 		MemoryContextSwitchTo(old);
-
-		/* a call on every node holds the lock of all partitions */
-		lock_partitions(part);
 
 		/*
 		 * A cap below 1 is refused by one node's query_entities, after its
@@ -1460,35 +2206,64 @@ router_stream(FunctionCallInfo fcinfo, bool json)
 			Datum		args[5];
 			bool		nulls[5];
 			int			nrows;
+			int			part = Max(st->part, 0);
 
-			forward_args(fcinfo, Max(part, 0), args, nulls);
+			lock_partitions(part);
+			forward_args(fcinfo, part, args, nulls);
 			(void) call_remote_rows("tablestore_router._query_check(pg_catalog.int4,pg_catalog.text,pg_catalog.text,pg_catalog.text,pg_catalog.int4)",
 									5, args, nulls, &nrows);
+			unlock_partitions(part);
 		}
 	}
 	fctx = SRF_PERCALL_SETUP();
 	st = fctx->user_fctx;
 
-	if (st->capped && st->remaining == 0)
+	if (st->capped && st->remaining <= 0)
 		SRF_RETURN_DONE(fctx);
+	if (st->part < 0 && st->generation == 0)
+	{
+		/* the first page: the partition map is read under its lock */
+		lock_partitions(-1);
+		stream_sources(st);
+		unlock_partitions(-1);
+	}
+	stream_fill(st);
 	for (int i = 0; i < st->nsources; i++)
 	{
-		PageEntity *e = source_current(st, &st->sources[i]);
+		StreamSource *src = &st->sources[i];
+		PageEntity *e = src->next < src->page.n ? &src->page.ents[src->next] : NULL;
 
 		if (e != NULL && (best == NULL || key_cmp(e->pk, e->rk, best->pk, best->rk) < 0))
 		{
 			best = e;
-			from = &st->sources[i];
+			from = src;
 		}
 	}
 	if (best == NULL)
 		SRF_RETURN_DONE(fctx);
+	if (st->last_pk != NULL && key_cmp(best->pk, best->rk, st->last_pk, st->last_rk) <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("%s returned the entity of keys (%s, %s) after (%s, %s)", page_source(from->part),
+						text_to_cstring(best->pk), text_to_cstring(best->rk),
+						text_to_cstring(st->last_pk), text_to_cstring(st->last_rk)),
+				 errhint("A node named twice in the partition map, or a partition on two nodes, does this.")));
+	/* the last entity returned, kept where the stream's state lives */
+	old = MemoryContextSwitchTo(st->cxt);
+	if (st->last_pk)
+	{
+		pfree(st->last_pk);
+		pfree(st->last_rk);
+	}
+	st->last_pk = (text *) pg_detoast_datum_copy((struct varlena *) best->pk);
+	st->last_rk = (text *) pg_detoast_datum_copy((struct varlena *) best->rk);
+	MemoryContextSwitchTo(old);
 	from->next++;
 	if (st->capped)
 		st->remaining--;
 	if (json)
 		SRF_RETURN_NEXT(fctx, PointerGetDatum(pg_detoast_datum_copy((struct varlena *) best->json)));
-	SRF_RETURN_NEXT(fctx, DirectFunctionCall1(jsonb_in, CStringGetDatum(text_to_cstring(best->json))));
+	SRF_RETURN_NEXT(fctx, entity_jsonb(best, from->part));
 }
 
 TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(router_query_entities);

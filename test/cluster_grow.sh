@@ -71,7 +71,7 @@ mover=$!
 # loaded machine the mover may take longer to get there)
 for _ in $(seq 1 300); do
 	[ "$(r -c "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted
-		AND classid = 1953722992 AND objid = 2 AND objsubid = 2")" -gt 0 ] && break
+		AND classid = 1953722992 AND objid = 2 AND objsubid = 29811")" -gt 0 ] && break
 	sleep 0.1
 done
 t0=$(date +%s%N)

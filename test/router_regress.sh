@@ -14,7 +14,7 @@ set -u
 cd "$(dirname "$0")/.."
 . tools/lib.sh
 
-TESTS="entities keys queries batch json_output validation router"
+TESTS="${ROUTER_TESTS:-entities keys queries batch json_output validation router}"
 DIR=$(mktemp -d /tmp/tsrouter.XXXXXX)
 status=0
 trap 'ts_stop_cluster "$DIR"; rm -rf "$DIR"' EXIT
@@ -75,6 +75,23 @@ if [ -n "$extra" ] || [ "$node_only" != "$want" ]; then
 	status=1
 else
 	echo "router API: $(wc -l < "$OUT/router.sigs") functions, each with a node's signature"
+fi
+
+# The upgrade path of the router: 0.4.0 updated to the current version has
+# exactly the functions (definitions, privileges) of a fresh installation.
+objs="SELECT p.oid::regprocedure::text || ' ' || coalesce(array_to_string(p.proacl, ','), '-') || ' '
+	|| md5(pg_get_functiondef(p.oid)) FROM pg_proc p
+	WHERE p.pronamespace IN ('tablestore'::regnamespace, 'tablestore_router'::regnamespace) AND p.prokind = 'f' ORDER BY 1"
+for db in router_fresh router_updated; do
+	psql -X -q -d postgres -c "CREATE DATABASE $db" && psql -X -q -d $db -c "CREATE EXTENSION plproxy" || status=1
+done
+psql -X -q -d router_fresh -c "CREATE EXTENSION tablestore_router" &&
+	psql -X -q -d router_updated -c "CREATE EXTENSION tablestore_router VERSION '0.4.0'" \
+		-c "ALTER EXTENSION tablestore_router UPDATE" || status=1
+if diff <(psql -X -At -d router_fresh -c "$objs") <(psql -X -At -d router_updated -c "$objs") >"$OUT/upgrade.diff"; then
+	echo "router upgrade from 0.4.0: $(psql -X -At -d router_updated -c "SELECT extversion FROM pg_extension WHERE extname = 'tablestore_router'"), the objects of a fresh installation"
+else
+	echo "router upgrade from 0.4.0: differs from a fresh installation"; cat "$OUT/upgrade.diff"; status=1
 fi
 
 # pgTAP: the files that test the API (security_test grants on the nodes'

@@ -10,12 +10,17 @@
 # Run as a role that may read and write every entity relation on the nodes
 # and ALTER SERVER tablestore_cluster on the router (a superuser, say).
 #
+# TARGET is taken as the router spells it (tablestore_router.node_string):
+# a node already in the cluster keeps the one connection string it has.
+#
 # For each partition, in one router session:
-#   1. take pg_advisory_lock(1953722992, partition) and the lock of "all
-#      partitions", pg_advisory_lock(1953722992, -1): every routed call on
-#      the partition, and every call on all nodes (queries without a
-#      PartitionKey, table operations), waits from now on; calls in flight
-#      finish first.  Calls on other partitions go on as before.
+#   1. take the router's locks of the partition and of "all partitions"
+#      (tablestore_router.lock_partition_for_move, superuser only; waiting
+#      at most MOVE_LOCK_TIMEOUT, 10s: the calls that queue behind the
+#      mover wait no longer): every routed call on the partition, and every
+#      call on all nodes (queries without a PartitionKey, table
+#      operations), waits from now on; calls in flight finish first.
+#      Calls on other partitions go on as before.
 #   2. copy the partition's entities (pk, rk, ts, props: ETags and
 #      Timestamps unchanged) of every table from its node to TARGET, after
 #      removing what an earlier, interrupted move left there, and compare
@@ -40,12 +45,13 @@ ROUTER=$1
 TARGET=$2
 shift 2
 PARTS="$*"
-LOCK_KEY=1953722992
 
 rq() { psql -X -q -At -v ON_ERROR_STOP=1 -d "$ROUTER" "$@"; }
 tq() { psql -X -q -At -v ON_ERROR_STOP=1 -d "$TARGET" "$@"; }
 
 NPARTS=$(rq -c "SELECT count(*) FROM tablestore_router.partitions()")
+# the target as the partition map spells it (checked by the router)
+TARGET=$(rq -v node="$TARGET" <<<"SELECT tablestore_router.node_string(:'node')")
 for p in $PARTS; do
 	case $p in *[!0-9]*) echo "not a partition number: $p" >&2; exit 2 ;; esac
 	[ "$p" -lt "$NPARTS" ] || { echo "partition $p: the cluster has $NPARTS" >&2; exit 2; }
@@ -94,6 +100,10 @@ DELETE FROM tablestore_data.$rel WHERE $cond;"
 	tq <<<"$copy
 COMMIT;" || { echo "partition $p: the copy failed; nothing of it is on the target" >&2; return 1; }
 	sleep "${MOVE_HOLD:-0}"
+	# MOVE_WAIT_FILE (tests): hold the lock, after the copy, while it exists
+	if [ -n "${MOVE_WAIT_FILE:-}" ]; then
+		for _ in $(seq 1 600); do [ -e "$MOVE_WAIT_FILE" ] || break; sleep 0.1; done
+	fi
 	if ! rq -c "ALTER SERVER tablestore_cluster OPTIONS (SET p$p \$\$$TARGET\$\$)"; then
 		tq <<<"$drop
 COMMIT;" && echo "partition $p: the router was not changed; its copy on the target is removed" >&2
@@ -123,10 +133,10 @@ for p in $PARTS; do
 	# the router session that holds the partition's lock while the steps run
 	# (MOVE_HOLD: seconds to hold it after the copy, for tests)
 	psql -X -q -v ON_ERROR_STOP=1 -d "$ROUTER" >/dev/null <<SQL
-SELECT pg_advisory_lock($LOCK_KEY, $p);
-SELECT pg_advisory_lock($LOCK_KEY, -1);
+SET lock_timeout = '${MOVE_LOCK_TIMEOUT:-10s}';
+SELECT tablestore_router.lock_partition_for_move($p);
 \\! bash "$0" --inner "$ROUTER" "$TARGET" $p >&2
-SELECT pg_advisory_unlock_all();
+SELECT tablestore_router.unlock_partition_for_move($p);
 SQL
 	node=$(rq -c "SELECT node FROM tablestore_router.partitions() WHERE partition = $p")
 	if [ "$node" != "$TARGET" ]; then

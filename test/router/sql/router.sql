@@ -74,7 +74,7 @@ SELECT tablestore_router.configure('[0:1]={"host=a password=secret","host=b"}'::
 SELECT tablestore_router.configure('[3:3]={NULL}'::text[], 1);
 SELECT tablestore_router.configure(ARRAY[['host=a'], ['host=b']]);
 BEGIN;
-SELECT tablestore_router.configure('[5:6]={"host=x","host=y"}'::text[], 2);
+SELECT tablestore_router.configure('[5:6]={"host=x dbname=d","host=y dbname=d"}'::text[], 2);
 SELECT * FROM tablestore_router.partitions();
 ROLLBACK;
 SELECT count(*) AS partitions FROM tablestore_router.partitions();
@@ -85,14 +85,97 @@ BEGIN;
 CREATE ROLE ts_router_mapped;
 CREATE USER MAPPING FOR ts_router_mapped SERVER tablestore_cluster OPTIONS (user 'app', password 'secret');
 ALTER SERVER tablestore_cluster OPTIONS (ADD connection_lifetime '1800');
-SELECT tablestore_router.configure(array_agg('host=node' || i ORDER BY i), 256) FROM generate_series(1, 256) i;
+SELECT tablestore_router.configure(array_agg('host=node' || i || ' dbname=d' ORDER BY i), 256) FROM generate_series(1, 256) i;
 SELECT count(*) AS partitions, count(DISTINCT node) AS nodes, min(node) FILTER (WHERE partition = 255) AS last
 	FROM tablestore_router.partitions();
 SELECT array(SELECT o FROM pg_foreign_server s, unnest(s.srvoptions) o WHERE s.srvname = 'tablestore_cluster' AND o !~ '^p[0-9]') AS other_options,
 	array(SELECT usename || ' ' || coalesce(array_to_string(umoptions, ','), '') FROM pg_user_mappings WHERE srvname = 'tablestore_cluster' ORDER BY 1) AS mappings;
 SELECT tablestore_router.partition_of('Sales') AS sales;
 ROLLBACK;
-SELECT tablestore_router.configure(array_agg('host=node' || i ORDER BY i), 256) FROM generate_series(1, 257) i;
+SELECT tablestore_router.configure(array_agg('host=node' || i || ' dbname=d' ORDER BY i), 256) FROM generate_series(1, 257) i;
+-- A node string names WHERE a node is; the calling role decides WHO
+-- (issue 21, findings 12 and 13).  Read with libpq's own parser, a string
+-- that sets a user, a password, a password or service file, a client
+-- certificate or key, or session options, however spelled (quoted, in a
+-- URI, percent-encoded), or has "user=" in a value (PL/Proxy would then
+-- not add the calling role), is refused; so is one without a database.
+SELECT tablestore_router.configure(ARRAY['host=a dbname=d user=alice']);
+SELECT tablestore_router.configure(ARRAY['host=a dbname=d application_name=poweruser=1']);
+SELECT tablestore_router.configure(ARRAY['postgresql://h/d?application_name=x%75ser%3D1']);
+SELECT tablestore_router.configure(ARRAY['host=''/tmp''password=s1 dbname=d']);
+SELECT tablestore_router.configure(ARRAY['postgresql://u@h/d']);
+SELECT tablestore_router.configure(ARRAY['postgresql://h/d?%70assword=s3']);
+SELECT tablestore_router.configure(ARRAY['postgresql://h/d?application_name=a&%73slpassword=s8']);
+SELECT tablestore_router.configure(ARRAY['host=a dbname=d passfile=/tmp/pgpass']);
+SELECT tablestore_router.configure(ARRAY['host=a dbname=d service=other']);
+SELECT tablestore_router.configure(ARRAY['host=a dbname=d sslcert=/tmp/c']);
+SELECT tablestore_router.configure(ARRAY['host=a dbname=d options=''-c role=alice''']);
+SELECT tablestore_router.configure(ARRAY['host=a dbname=d nosuch=1']);
+SELECT tablestore_router.configure(ARRAY['host=a']);
+-- one node twice, spelled two ways (finding 16): nodes are told apart by
+-- their address (host, port, database, with the router's defaults)
+SELECT tablestore_router.configure(ARRAY['host=a dbname=d', 'dbname=d port=5432 host=A']);
+-- what is accepted is stored in one canonical form; node_string gives a
+-- node's string as the partition map holds it
+BEGIN;
+SELECT tablestore_router.configure(ARRAY['postgresql://db1:5433/tablestore?sslmode=require&application_name=router%20one',
+	'dbname = tablestore   host=db2'], 2);
+SELECT * FROM tablestore_router.partitions();
+SELECT tablestore_router.node_string('host=DB1 port=05433 dbname=tablestore') AS same_node,
+	tablestore_router.node_string('host=db3 dbname=tablestore connect_timeout=5') AS new_node;
+ROLLBACK;
+-- the router routes over nothing else, however the server was changed
+-- (ALTER SERVER by a superuser), and a role's own user mapping (which a
+-- role with USAGE on the server may create) may give its password, not
+-- another role's name
+BEGIN;
+ALTER SERVER tablestore_cluster OPTIONS (SET p0 'host=/nowhere dbname=tablestore application_name=poweruser=1');
+SELECT tablestore.get_entity('Routed', 'p1', 'r');
+ROLLBACK;
+BEGIN;
+ALTER SERVER tablestore_cluster OPTIONS (SET p0 'host=/nowhere dbname=tablestore sslkey=/tmp/k');
+SELECT tablestore.get_entity('Routed', 'p1', 'r');
+ROLLBACK;
+BEGIN;
+SET ROLE router_user;
+CREATE USER MAPPING FOR router_user SERVER tablestore_cluster OPTIONS (user 'postgres');
+SELECT tablestore.get_entity('Routed', 'p1', 'r')->>'N' AS n;
+RESET ROLE;
+ROLLBACK;
+-- a partition moved to a node already in the map under another spelling
+-- is refused, not taken for a new node (a query over every node read it
+-- twice); node_string gives the spelling the map has
+SELECT format('dbname=tablestore host=%s/', substring(node FROM 'host=(\S+)')) AS respelled
+	FROM tablestore_router.partitions() WHERE partition = 0 \gset
+SELECT tablestore_router.node_string(:'respelled') = node AS same_spelling FROM tablestore_router.partitions() WHERE partition = 0;
+BEGIN;
+ALTER SERVER tablestore_cluster OPTIONS (SET p1 :'respelled');
+SELECT count(*), count(DISTINCT e->>'PartitionKey') FROM tablestore.query_entities('Routed') e;
+ROLLBACK;
+
+-- The router's locks (finding 14): a call holds its partition's lock
+-- while it runs and not after, so no open transaction or cursor holds one
+-- (a mover, and every call behind it, would wait for it); and they are of
+-- a class no SQL function takes (pg_advisory_lock(1953722992, p) is not
+-- one of them).
+BEGIN;
+SELECT count(*) > 0 AS listed FROM tablestore.list_tables();
+SELECT tablestore.get_entity('Routed', 'p1', 'r')->>'N' AS n;
+SELECT jsonb_array_length(entities) FROM tablestore.query_entities_page('Routed', 'N gt 0', NULL, 5);
+DECLARE c NO SCROLL CURSOR FOR SELECT e->>'PartitionKey' FROM tablestore.query_entities('Routed') e;
+FETCH 1 FROM c;
+SELECT count(*) AS advisory_locks_held FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid();
+COMMIT;
+-- a mover's locks: superuser only, session level, of the router's class
+SET ROLE router_user;
+SELECT tablestore_router.lock_partition_for_move(3);
+RESET ROLE;
+SELECT tablestore_router.lock_partition_for_move(3);
+SELECT objid::integer AS partition, objsubid AS class, mode FROM pg_locks
+	WHERE locktype = 'advisory' AND pid = pg_backend_pid() ORDER BY 1;
+SELECT tablestore_router.unlock_partition_for_move(3), tablestore_router.unlock_partition_for_move(3);
+SELECT tablestore_router.lock_partition_for_move(16);
+
 -- the cluster not configured (rolled back)
 BEGIN;
 DROP SERVER tablestore_cluster CASCADE;
@@ -181,3 +264,62 @@ DROP FUNCTION tablestore._routed_list_tables(text);
 ALTER FUNCTION tablestore._routed_list_tables_real(text) RENAME TO _routed_list_tables;
 \connect tablestore postgres :router
 SELECT tablestore.get_entity('Routed', :'pk', 'r')->>'RowKey' AS row_key, count(*) AS tables FROM tablestore.list_tables();
+
+-- A router test with a hostile shard (finding 17): node 0's
+-- _routed_query_page and _routed_get_entity are replaced by ones that
+-- answer, by the filter or the RowKey, an entity that is not JSON or not
+-- an object, entities out of key order, a continuation that never
+-- advances (query_entities asked for the same page for ever), an entity
+-- twice, an "error" whose SQLSTATE is success, and an entity call's answer
+-- that is no object.  Each is DATA_CORRUPTED naming where it came from.
+\connect tablestore postgres :node0
+ALTER FUNCTION tablestore._routed_query_page(text, text, text, integer, text, text) RENAME TO _routed_query_page_real;
+CREATE FUNCTION tablestore._routed_query_page(table_name text, filter text, select_list text, top integer, next_pk text, next_rk text)
+	RETURNS TABLE (entity text, next_partition_key text, next_row_key text, pk text, rk text, error text[])
+	LANGUAGE sql AS $$
+	SELECT * FROM tablestore._routed_query_page_real(table_name, filter, select_list, top, next_pk, next_rk)
+		WHERE filter NOT LIKE 'N eq 10__'
+	UNION ALL
+	SELECT v.e, v.npk, v.nrk, v.pk, v.rk, v.err FROM (VALUES
+		('N eq 1001', '{"PartitionKey": "a", "RowKey": "r"', NULL, NULL, 'a', 'r', NULL::text[]),
+		('N eq 1002', '["a", "r"]', NULL, NULL, 'a', 'r', NULL),
+		('N eq 1003', '{}', NULL, NULL, 'b', 'r', NULL),
+		('N eq 1003', '{}', NULL, NULL, 'a', 'r', NULL),
+		('N eq 1004', NULL, coalesce(next_pk, 'a'), coalesce(next_rk, 'r'), NULL, NULL, NULL),
+		('N eq 1005', '{}', NULL, NULL, 'a', 'r', NULL),
+		('N eq 1005', '{}', NULL, NULL, 'a', 'r', NULL)) v(f, e, npk, nrk, pk, rk, err)
+		WHERE v.f = filter $$;
+ALTER FUNCTION tablestore._routed_get_entity(text, text, text, text) RENAME TO _routed_get_entity_real;
+CREATE FUNCTION tablestore._routed_get_entity(table_name text, partition_key text, row_key text, select_list text) RETURNS jsonb
+	LANGUAGE sql AS $$ SELECT CASE row_key WHEN 'success' THEN '{"#error": ["00000", "m", null, null]}'
+		WHEN 'warning' THEN '{"#error": ["01000", "m", null, null]}' ELSE '[1, 2]' END::jsonb $$;
+\connect tablestore postgres :router
+SET statement_timeout = '20s';
+\set VERBOSITY sqlstate
+SELECT count(*) FROM tablestore.query_entities('Routed', 'N eq 1001');
+SELECT count(*) FROM tablestore.query_entities_json('Routed', 'N eq 1002');
+SELECT count(*) FROM tablestore.query_entities('Routed', 'N eq 1003');
+SELECT count(*) FROM tablestore.query_entities('Routed', 'N eq 1004');
+SELECT tablestore.get_entity('Routed', :'pk', 'success');
+\set VERBOSITY default
+SELECT count(*) FROM tablestore.query_entities('Routed', 'N eq 1001');
+SELECT count(*) FROM tablestore.query_entities_json('Routed', 'N eq 1001');
+SELECT count(*) FROM tablestore.query_entities('Routed', 'N eq 1002');
+SELECT count(*) FROM tablestore.query_entities_json('Routed', 'N eq 1002');
+SELECT count(*) FROM tablestore.query_entities('Routed', 'N eq 1003');
+SELECT count(*) FROM tablestore.query_entities('Routed', 'N eq 1004');
+SELECT * FROM tablestore.query_entities_page('Routed', 'N eq 1004', NULL, NULL, 'a', 'r');
+SELECT count(*) FROM tablestore.query_page('Routed', 'N eq 1005');
+SELECT tablestore.get_entity('Routed', :'pk', 'success');
+SELECT tablestore.get_entity('Routed', :'pk', 'warning');
+SELECT tablestore.get_entity('Routed', :'pk', 'array');
+RESET statement_timeout;
+\connect tablestore postgres :node0
+DROP FUNCTION tablestore._routed_query_page(text, text, text, integer, text, text);
+ALTER FUNCTION tablestore._routed_query_page_real(text, text, text, integer, text, text) RENAME TO _routed_query_page;
+DROP FUNCTION tablestore._routed_get_entity(text, text, text, text);
+ALTER FUNCTION tablestore._routed_get_entity_real(text, text, text, text) RENAME TO _routed_get_entity;
+\connect tablestore postgres :router
+-- node 0 answers as a node again
+SELECT count(*) AS entities, count(DISTINCT e->>'PartitionKey') AS keys FROM tablestore.query_entities('Routed') e;
+SELECT tablestore.get_entity('Routed', :'pk', 'r')->>'RowKey' AS row_key;
