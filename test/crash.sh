@@ -17,7 +17,7 @@ cd "$(dirname "$0")/.."
 
 DIR=$(mktemp -d /tmp/tscrash.XXXXXX)
 trap 'ts_stop_server "$DIR"; rm -rf "$DIR"' EXIT
-ts_start_server "$DIR" -c fsync=on -c wal_consistency_checking=generic || exit 1
+ts_start_server "$DIR" -c fsync=on -c wal_consistency_checking=$TS_WAL_CHECK || exit 1
 export PGOPTIONS="-c client_min_messages=warning"
 q() { psql -X -q -At -v ON_ERROR_STOP=1 -d postgres "$@"; }
 
