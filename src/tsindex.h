@@ -279,6 +279,7 @@ extern int	tsk_fillfactor(Relation index);
 
 /* tsindexpage.c */
 extern TskKey tsk_encode_key(Datum d);
+extern TskKey tsk_encode_key_bytes(const char *s, int len);
 extern TskKey tsk_encode_search_key(Datum d, bool *clamped);
 extern int	tsk_key_cmp(TskKey a, TskKey b);
 extern bool tsk_key_eq(TskKey a, TskKey b);

@@ -106,8 +106,17 @@ TskKey
 tsk_encode_key(Datum d)
 {
 	text	   *t = (text *) PG_DETOAST_DATUM_PACKED(d);
-	const char *s = VARDATA_ANY(t);
-	int			len = VARSIZE_ANY_EXHDR(t);
+
+	return tsk_encode_key_bytes(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
+}
+
+/*
+ * tsk_encode_key_bytes: the stored form of a key given as its UTF-8 bytes
+ * (pointing into s when that is the form chosen).
+ */
+TskKey
+tsk_encode_key_bytes(const char *s, int len)
+{
 	int			units = ts_utf16_length(s, len);
 	TskKey		k;
 
