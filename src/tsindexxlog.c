@@ -288,14 +288,15 @@ typedef struct RedoBlocks
 } RedoBlocks;
 
 static void
-redo_read(XLogReaderState *record, RedoBlocks *rb)
+redo_read(XLogReaderState *record, RedoBlocks *rb, bool cleanup)
 {
 	for (uint8 id = 0; id < TSK_XLOG_MAX_BLOCKS; id++)
 	{
 		rb->buf[id] = InvalidBuffer;
 		rb->action[id] = BLK_NOTFOUND;
 		if (XLogRecHasBlockRef(record, id))
-			rb->action[id] = XLogReadBufferForRedo(record, id, &rb->buf[id]);
+			rb->action[id] = XLogReadBufferForRedoExtended(record, id, RBM_NORMAL, cleanup,
+														   &rb->buf[id]);
 	}
 }
 
@@ -328,7 +329,7 @@ redo_insert(XLogReaderState *record)
 	RedoBlocks	rb;
 	Page		page;
 
-	redo_read(record, &rb);
+	redo_read(record, &rb, false);
 	if ((page = redo_needs(&rb, 0)) != NULL)
 	{
 		TskEntry	e;
@@ -351,7 +352,7 @@ redo_split(XLogReaderState *record)
 	RedoBlocks	rb;
 	Page		page;
 
-	redo_read(record, &rb);
+	redo_read(record, &rb, false);
 	if ((page = redo_needs(&rb, 0)) != NULL)
 	{
 		TskEntry	key;
@@ -385,13 +386,18 @@ redo_split(XLogReaderState *record)
 	redo_release(record, &rb);
 }
 
+/*
+ * redo_vacuum: with a cleanup lock, as VACUUM took on the primary (and as
+ * nbtree's replay does), so that no standby scan holding a pin on the leaf
+ * is between reading its TIDs and fetching them when they are removed.
+ */
 static void
 redo_vacuum(XLogReaderState *record)
 {
 	RedoBlocks	rb;
 	Page		page;
 
-	redo_read(record, &rb);
+	redo_read(record, &rb, true);
 	if ((page = redo_needs(&rb, 0)) != NULL)
 	{
 		Size		len;
@@ -418,7 +424,7 @@ redo_delete(XLogReaderState *record)
 	RedoBlocks	rb;
 	Page		page;
 
-	redo_read(record, &rb);
+	redo_read(record, &rb, false);
 	if ((page = redo_needs(&rb, 0)) != NULL)
 	{
 		if (xlrec->right)
@@ -470,7 +476,7 @@ tsk_redo(XLogReaderState *record)
 				/* three full images */
 				RedoBlocks	rb;
 
-				redo_read(record, &rb);
+				redo_read(record, &rb, false);
 				redo_release(record, &rb);
 			}
 			break;
