@@ -169,7 +169,16 @@ tsk_xlog_finish(TskXLogState *state, uint8 info)
 	START_CRIT_SECTION();
 	for (i = 0; i < state->nblocks; i++)
 	{
-		memcpy(BufferGetPage(state->blocks[i].buf), state->blocks[i].page.data, BLCKSZ);
+		Page		page = BufferGetPage(state->blocks[i].buf);
+
+		/*
+		 * Keep the page's LSN until the record's: XLogInsert takes a
+		 * full-page image only of a page whose LSN is before the last
+		 * checkpoint, and a page rebuilt from PageInit (a split's left
+		 * half) has none.
+		 */
+		PageSetLSN((Page) state->blocks[i].page.data, PageGetLSN(page));
+		memcpy(page, state->blocks[i].page.data, BLCKSZ);
 		MarkBufferDirty(state->blocks[i].buf);
 	}
 	if (RelationNeedsWAL(state->index))
