@@ -103,7 +103,7 @@ verified2=$(q -c "SELECT tablestore.verify_index(indexrelid::regclass) FROM pg_i
 churned=$(cat "$DIR/churned" 2>/dev/null || echo 0)
 # the records replayed: tskey's own with the preload, generic ones without
 wal=$(q -c "SELECT string_agg(r || '=' || count, ' ' ORDER BY r) FROM (SELECT \"resource_manager/record_type\" r, count
-	FROM pg_get_wal_stats('$START_LSN', pg_current_wal_lsn())) s WHERE r IN ('tskey', 'Generic') AND count > 0")
+	FROM pg_get_wal_stats('$START_LSN', pg_current_wal_flush_lsn())) s WHERE r IN ('tskey', 'Generic') AND count > 0")
 if [ "$TS_PRELOAD" = 1 ]; then
 	case "$wal" in *tskey=*) walok=ok ;; *) walok=FAILED ;; esac
 else
