@@ -465,12 +465,18 @@ redo_reuse(XLogReaderState *record)
 		ResolveRecoveryConflictWithSnapshotFullXid(xlrec->safexid, xlrec->node);
 }
 
+static void tsk_startup(void);
+
 /* tsk_redo: rm_redo. */
 static void
 tsk_redo(XLogReaderState *record)
 {
 	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
-	MemoryContext old = MemoryContextSwitchTo(tsk_redo_cxt);
+	MemoryContext old;
+
+	if (tsk_redo_cxt == NULL)
+		tsk_startup();
+	old = MemoryContextSwitchTo(tsk_redo_cxt);
 
 	switch (info)
 	{
