@@ -3,8 +3,11 @@
  * tablestore.c
  *	  Module entry point of the tablestore extension.
  *
- * The extension needs no shared memory, hooks or GUCs yet, so there is no
- * _PG_init: each module initialises its per-backend state on first use.
+ * _PG_init registers the WAL resource manager of the tskey index when the
+ * library is loaded by shared_preload_libraries (the only time PostgreSQL
+ * lets it); loaded later, by CREATE EXTENSION or a first call, tskey logs
+ * with generic WAL instead (src/tsindexxlog.c, doc/index-am.md).  Other
+ * modules initialise their per-backend state on first use.
  *
  *-------------------------------------------------------------------------
  */
@@ -12,4 +15,15 @@
 
 #include "fmgr.h"
 
+#include "tsindex.h"
+
 PG_MODULE_MAGIC;
+
+void		_PG_init(void);
+
+/* _PG_init: register the tskey resource manager if being preloaded. */
+void
+_PG_init(void)
+{
+	tsk_register_rmgr();
+}

@@ -28,8 +28,9 @@ static relopt_parse_elt tsk_relopt_tab[1];
 
 /*
  * tsk_init_reloptions: register the "fillfactor" reloption of tskey
- * indexes, once per backend (on the first use of the access method, as the
- * library has no _PG_init).
+ * indexes, once per backend, on the first use of the access method (the
+ * library need not be preloaded, so _PG_init may run in the postmaster or
+ * in a backend).
  */
 static void
 tsk_init_reloptions(void)

@@ -2,7 +2,8 @@
  *
  * tsindex.h
  *	  The tskey index access method: a B-link tree on (PartitionKey, RowKey)
- *	  in the service's key order, unique, logged with generic WAL.
+ *	  in the service's key order, unique, logged by a custom WAL resource
+ *	  manager when the library is preloaded, else with generic WAL.
  *
  * doc/index-am.md describes the design.  Files:
  *	  tsindex.c			handler, options, validation, cost estimate
@@ -12,6 +13,7 @@
  *	  tsindexscan.c		ordered and bitmap scans
  *	  tsindexvacuum.c	bulk delete, page deletion and cleanup
  *	  tsindexverify.c	tablestore.verify_index()
+ *	  tsindexxlog.c		WAL: the custom resource manager and generic WAL
  *
  *-------------------------------------------------------------------------
  */
@@ -28,6 +30,7 @@
 #include "nodes/pathnodes.h"
 #include "storage/bufmgr.h"
 #include "storage/bufpage.h"
+#include "storage/relfilenode.h"
 #include "utils/relcache.h"
 
 /* Fixed blocks. */
@@ -157,11 +160,126 @@ typedef struct TskOptions
 /* the most entries of one run: its target, plus the one that overflows it */
 #define TSK_MAX_ENTRIES_PER_RUN	(TSK_RUN_TARGET / TSK_RUN_ENTRY_HDR + 2)
 
+/*
+ * What tsk_leaf_add did: the kind of change and the line pointer of the
+ * run it wrote (its first one for TSK_ADD_RUN_SPLIT).  Logged in the
+ * insert record, and checked by its replay.
+ */
+typedef enum TskAddKind
+{
+	TSK_ADD_NEW_RUN = 1,		/* a run of its own, added at off */
+	TSK_ADD_RUN,				/* the run at off, rewritten with the entry */
+	TSK_ADD_RUN_SPLIT,			/* the run at off grew over its target and
+								 * is now two, at off and off + 1 */
+	TSK_ADD_COMPACT				/* the page rewritten compactly with it */
+} TskAddKind;
+
+typedef struct TskAddResult
+{
+	TskAddKind	kind;
+	OffsetNumber off;
+} TskAddResult;
+
+/*
+ * WAL.  TskXLogState wraps the two ways a tskey change is logged: records
+ * of the resource manager "tskey" (when the library was preloaded, see
+ * tsk_rmgr_registered), or generic WAL.  A caller registers its buffers,
+ * changes the returned copies of their pages, describes the change for the
+ * resource manager (main data and per-block data, ignored by generic WAL)
+ * and finishes with the record type.
+ */
+#define TSK_RMGR_NAME			"tskey"
+#ifndef TSK_RMGR_ID
+#define TSK_RMGR_ID				128 /* RM_EXPERIMENTAL_ID; doc/index-am.md */
+#endif
+
+/* record types (the high bits of xl_info) */
+#define XLOG_TSK_INSERT			0x00	/* an entry added to a leaf */
+#define XLOG_TSK_SPLIT			0x10	/* a page split, with its parent */
+#define XLOG_TSK_NEWROOT		0x20	/* the root split into two new pages */
+#define XLOG_TSK_VACUUM			0x30	/* entries removed from a leaf */
+#define XLOG_TSK_DELETE			0x40	/* an empty leaf deleted */
+#define XLOG_TSK_DISSOLVE		0x50	/* an internal page dissolved */
+#define XLOG_TSK_REUSE			0x60	/* a deleted page about to be reused */
+
+/* register flags */
+#define TSK_XLOG_IMAGE			0x01	/* log the page whole (both ways) */
+#define TSK_XLOG_GENERIC_IMAGE	0x02	/* whole under generic WAL only */
+
+typedef struct TskXLogState TskXLogState;
+
+/* XLOG_TSK_INSERT: block 0 the leaf, its data the entry (tsk_xlog_entry) */
+typedef struct xl_tsk_insert
+{
+	uint8		kind;			/* TskAddKind */
+	OffsetNumber off;
+} xl_tsk_insert;
+
+/*
+ * XLOG_TSK_SPLIT: block 0 the parent (data: the new pivot's key), 1 the page
+ * split (rebuilt from its items by the replay), 2 the new right page
+ * (logged whole), 3 the old right sibling (its left link), if any.
+ */
+typedef struct xl_tsk_split
+{
+	BlockNumber rblkno;			/* the new right page */
+	OffsetNumber poff;			/* the new downlink's offset in the parent */
+	uint16		split;			/* items before the split point */
+} xl_tsk_split;
+
+/*
+ * XLOG_TSK_VACUUM: block 0 the leaf, its data the positions (in key order)
+ * of the entries removed, as uint16.
+ */
+typedef struct xl_tsk_vacuum
+{
+	uint16		nremoved;
+} xl_tsk_vacuum;
+
+/*
+ * XLOG_TSK_DELETE and XLOG_TSK_DISSOLVE, blocks in lock order: 0 the parent
+ * (an empty leaf's) or grandparent (a dissolved page's), 1 the left sibling,
+ * 2 the page deleted, 3 the right sibling.  The sibling that takes the
+ * page's key range or child is rebuilt and logged whole; the other gets its
+ * link past the page.
+ */
+typedef struct xl_tsk_delete
+{
+	FullTransactionId safexid;
+	BlockNumber prev;			/* the deleted page's links */
+	BlockNumber next;
+	OffsetNumber poff;			/* its downlink in the parent */
+	uint8		right;			/* its range went right (else left) */
+} xl_tsk_delete;
+
+/* XLOG_TSK_REUSE: no blocks; the replay resolves the standby conflict */
+typedef struct xl_tsk_reuse
+{
+	RelFileNode node;
+	BlockNumber block;
+	FullTransactionId safexid;
+} xl_tsk_reuse;
+
+extern bool tsk_rmgr_registered;
+
+/* tsindexxlog.c */
+extern void tsk_register_rmgr(void);
+extern bool tsk_use_rmgr(Relation index);
+extern TskXLogState *tsk_xlog_start(Relation index);
+extern Page tsk_xlog_register(TskXLogState *state, uint8 block_id, Buffer buf, int flags);
+extern void tsk_xlog_block_data(TskXLogState *state, uint8 block_id, const void *data, Size len);
+extern void tsk_xlog_main_data(TskXLogState *state, const void *data, Size len);
+extern void tsk_xlog_finish(TskXLogState *state, uint8 info);
+extern void tsk_xlog_abort(TskXLogState *state);
+extern Size tsk_xlog_entry(char *dst, const TskEntry *e);
+extern void tsk_xlog_reuse(Relation index, BlockNumber blkno, FullTransactionId safexid);
+
 /* tsindex.c */
 extern int	tsk_fillfactor(Relation index);
 
 /* tsindexpage.c */
 extern TskKey tsk_encode_key(Datum d);
+extern TskKey tsk_encode_key_bytes(const char *s, int len);
 extern TskKey tsk_encode_search_key(Datum d, bool *clamped);
 extern int	tsk_key_cmp(TskKey a, TskKey b);
 extern bool tsk_key_eq(TskKey a, TskKey b);
@@ -184,12 +302,12 @@ extern int	tsk_run_entries(Page page, OffsetNumber off, TskEntry *entries);
 extern OffsetNumber tsk_leaf_find_run(Page page, const TskSearchKey *sk);
 extern bool tsk_leaf_encode(Page page, const TskEntry *hikey, const TskEntry *entries, int n);
 extern Size tsk_leaf_size(const TskEntry *entries, int n);
-extern bool tsk_leaf_add(Page page, const TskEntry *e);
+extern bool tsk_leaf_add(Page page, const TskEntry *e, TskAddResult *how);
 extern BlockNumber tsk_choose_child(Page page, const TskSearchKey *sk);
 extern bool tsk_beyond_hikey(Page page, const TskSearchKey *sk);
 extern Buffer tsk_descend(Relation index, const TskSearchKey *sk, bool exclusive_leaf);
 extern Buffer tsk_descend_level(Relation index, const TskSearchKey *sk, uint16 target, bool exclusive);
-extern void tsk_init_deleted(Page page, BlockNumber prev, BlockNumber next);
+extern void tsk_init_deleted(Page page, BlockNumber prev, BlockNumber next, FullTransactionId safexid);
 extern bool tsk_page_recyclable(Page page);
 extern Buffer tsk_new_buffer(Relation index);
 
@@ -202,6 +320,8 @@ extern bool tskinsert(Relation index, Datum *values, bool *isnull, ItemPointer h
 					  Relation heap, IndexUniqueCheck checkUnique, bool indexUnchanged,
 					  IndexInfo *indexInfo);
 extern void tsk_split_pass(Relation index, const TskEntry *e);
+extern int	tsk_page_items(Page page, TskPivot *items, Size *sizes);
+extern void tsk_fill_page(Page page, const TskEntry *hikey, const TskPivot *items, int n);
 
 /* tsindexscan.c */
 extern IndexScanDesc tskbeginscan(Relation index, int nkeys, int norderbys);
@@ -214,5 +334,6 @@ extern void tskendscan(IndexScanDesc scan);
 extern IndexBulkDeleteResult *tskbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 											IndexBulkDeleteCallback callback, void *callback_state);
 extern IndexBulkDeleteResult *tskvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats);
+extern void tsk_vacuum_page(Page page, const uint16 *removed, int nremoved);
 
 #endif							/* TSINDEX_H */

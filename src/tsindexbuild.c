@@ -4,9 +4,10 @@
  *	  tskey index: the sorted bottom-up build (CREATE INDEX, REINDEX) and
  *	  the empty index of an unlogged table.
  *
- * The heap's (pk, rk, TID) are sorted by a tuplesort with the operator
- * class's own "<" (the key type's, whose btree family gives the service's
- * order), then written left to right: leaves filled to fillfactor, each
+ * The heap's (pk, rk, TID) are sorted as one byte string each whose memcmp
+ * order is the index's (sort_key), so the tuplesort compares bytes, with
+ * abbreviated keys (bytea's sort support), instead of calling the key
+ * type's comparator per column; then the entries are written left to right: leaves filled to fillfactor, each
  * finished page's first key passed up as a pivot to the level above, and
  * the one page of the top level written to block 1, the root.  Pages go
  * through shared buffers unlogged and the whole index is WAL-logged once at
@@ -46,7 +47,7 @@ typedef struct BuildState
 {
 	Relation	index;
 	Tuplesortstate *sort;
-	TupleTableSlot *slot;
+	MemoryContext keycxt;		/* a sort key being formed */
 	double		indtuples;
 	BlockNumber nextblk;		/* next block number to hand out */
 	Size		usable;			/* bytes for items on a page */
@@ -286,27 +287,116 @@ finish_levels(BuildState *bs)
 	}
 }
 
-/* build_callback: one heap tuple into the sort. */
+/*
+ * Sort keys.  A key's UTF-8 bytes in memcmp order are its code points'
+ * order; the service's order is by UTF-16 code unit, which differs only in
+ * that U+E000..U+FFFF (UTF-8 lead bytes 0xEE and 0xEF) sort after the
+ * supplementary characters (lead bytes 0xF0..0xF4).  Mapping the bytes 0xEE
+ * and 0xEF to 0xF5 and 0xF6, which no UTF-8 string contains (and which as
+ * continuation bytes cannot occur), makes memcmp give the UTF-16 order.  A
+ * NUL byte (never in text) ends each key, so a key sorts before its
+ * extensions.  The sort key of an entry is then {pk', 0, rk', 0, heap
+ * block (4 bytes, big-endian), offset (2), alive (1)}: memcmp on it is the
+ * index's order of (pk, rk, TID); the last byte never decides, as TIDs are
+ * unique.
+ */
+static inline void
+sortable_copy(char *dst, const char *src, int len)
+{
+	for (int i = 0; i < len; i++)
+	{
+		unsigned char c = (unsigned char) src[i];
+
+		dst[i] = c == 0xEE ? 0xF5 : c == 0xEF ? 0xF6 : c;
+	}
+}
+
+static inline void
+sortable_undo(char *p, int len)
+{
+	for (int i = 0; i < len; i++)
+	{
+		unsigned char c = (unsigned char) p[i];
+
+		if (c == 0xF5 || c == 0xF6)
+			p[i] = c == 0xF5 ? 0xEE : 0xEF;
+	}
+}
+
+/* build_callback: one heap tuple into the sort, as its sort key. */
 static void
 build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 			   bool tupleIsAlive, void *state)
 {
 	BuildState *bs = (BuildState *) state;
-	TupleTableSlot *slot = bs->slot;
+	MemoryContext old;
+	text	   *pk,
+			   *rk;
+	int			pklen,
+				rklen;
+	bytea	   *key;
+	char	   *p;
+	BlockNumber blk = ItemPointerGetBlockNumber(tid);
+	OffsetNumber off = ItemPointerGetOffsetNumber(tid);
 
 	if (isnull[0] || isnull[1])
 		ereport(ERROR,
 				(errcode(ERRCODE_NOT_NULL_VIOLATION),
 				 errmsg("tskey index \"%s\" cannot hold null keys", RelationGetRelationName(index))));
-	ExecClearTuple(slot);
-	slot->tts_values[0] = values[0];
-	slot->tts_values[1] = values[1];
-	slot->tts_values[2] = PointerGetDatum(tid);
-	slot->tts_values[3] = BoolGetDatum(tupleIsAlive);
-	memset(slot->tts_isnull, 0, 4 * sizeof(bool));
-	ExecStoreVirtualTuple(slot);
-	tuplesort_puttupleslot(bs->sort, slot);
+	old = MemoryContextSwitchTo(bs->keycxt);
+	pk = (text *) PG_DETOAST_DATUM_PACKED(values[0]);
+	rk = (text *) PG_DETOAST_DATUM_PACKED(values[1]);
+	pklen = VARSIZE_ANY_EXHDR(pk);
+	rklen = VARSIZE_ANY_EXHDR(rk);
+	key = palloc(VARHDRSZ + pklen + rklen + 9);
+	SET_VARSIZE(key, VARHDRSZ + pklen + rklen + 9);
+	p = VARDATA(key);
+	sortable_copy(p, VARDATA_ANY(pk), pklen);
+	p += pklen;
+	*p++ = 0;
+	sortable_copy(p, VARDATA_ANY(rk), rklen);
+	p += rklen;
+	*p++ = 0;
+	p[0] = blk >> 24;
+	p[1] = blk >> 16;
+	p[2] = blk >> 8;
+	p[3] = blk;
+	p[4] = off >> 8;
+	p[5] = off;
+	p[6] = tupleIsAlive;
+	tuplesort_putdatum(bs->sort, PointerGetDatum(key), false);
+	MemoryContextSwitchTo(old);
+	MemoryContextReset(bs->keycxt);
 	bs->indtuples++;
+}
+
+/*
+ * read_sort_key: the entry of a sort key (keys pointing into it, whose
+ * bytes are mapped back in place), and whether its tuple is alive.
+ */
+static void
+read_sort_key(bytea *key, TskEntry *e, bool *alive)
+{
+	char	   *p = VARDATA(key);
+	char	   *end = p + VARSIZE(key) - VARHDRSZ;
+	int			pklen = strnlen(p, end - p);
+	char	   *r = p + pklen + 1;
+	int			rklen;
+	const unsigned char *t;
+
+	if (r >= end)
+		elog(ERROR, "tskey build: malformed sort key");
+	rklen = strnlen(r, end - r);
+	t = (const unsigned char *) r + rklen + 1;
+	if ((const char *) t + 7 != end)
+		elog(ERROR, "tskey build: malformed sort key");
+	sortable_undo(p, pklen);
+	sortable_undo(r, rklen);
+	e->pk = tsk_encode_key_bytes(p, pklen);
+	e->rk = tsk_encode_key_bytes(r, rklen);
+	ItemPointerSet(&e->tid, ((BlockNumber) t[0] << 24) | ((BlockNumber) t[1] << 16) |
+				   ((BlockNumber) t[2] << 8) | t[3], ((OffsetNumber) t[4] << 8) | t[5]);
+	*alive = t[6] != 0;
 }
 
 /*
@@ -340,12 +430,6 @@ tskbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 {
 	IndexBuildResult *result;
 	BuildState *bs;
-	TupleDesc	desc;
-	AttrNumber	attnums[3] = {1, 2, 3};
-	Oid			sortops[3];
-	Oid			colls[3];
-	bool		nullsfirst[3] = {false, false, false};
-	TupleTableSlot *outslot;
 	double		heap_tuples;
 	PGAlignedBlock meta;
 	TskEntry	prev;
@@ -353,7 +437,8 @@ tskbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	bool		have_prev = false;
 	MemoryContext tmpcxt,
 				old;
-	int			i;
+	Datum		d;
+	bool		isnull;
 
 	if (RelationGetNumberOfBlocks(index) != 0)
 		elog(ERROR, "index \"%s\" already contains data", RelationGetRelationName(index));
@@ -367,25 +452,9 @@ tskbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	bs->entries = palloc(TSK_MAX_ENTRIES_PER_PAGE * sizeof(TskEntry));
 	bs->leafcxt = AllocSetContextCreate(CurrentMemoryContext, "tskey build leaf", ALLOCSET_DEFAULT_SIZES);
 
-	desc = CreateTemplateTupleDesc(4);
-	for (i = 0; i < 2; i++)
-	{
-		Oid			type = index->rd_opcintype[i];
-
-		TupleDescInitEntry(desc, i + 1, NULL, type, -1, 0);
-		sortops[i] = get_opfamily_member(index->rd_opfamily[i], type, type, BTLessStrategyNumber);
-		if (!OidIsValid(sortops[i]))
-			elog(ERROR, "operator family %u has no \"<\" for type %u", index->rd_opfamily[i], type);
-		colls[i] = index->rd_indcollation[i];
-	}
-	TupleDescInitEntry(desc, 3, NULL, TIDOID, -1, 0);
-	TupleDescInitEntry(desc, 4, NULL, BOOLOID, -1, 0);
-	sortops[2] = TIDLessOperator;
-	colls[2] = InvalidOid;
-	bs->slot = MakeSingleTupleTableSlot(desc, &TTSOpsVirtual);
-	outslot = MakeSingleTupleTableSlot(desc, &TTSOpsMinimalTuple);
-	bs->sort = tuplesort_begin_heap(desc, 3, attnums, sortops, colls, nullsfirst,
-									maintenance_work_mem, NULL, TUPLESORT_NONE);
+	bs->keycxt = AllocSetContextCreate(CurrentMemoryContext, "tskey build key", ALLOCSET_DEFAULT_SIZES);
+	bs->sort = tuplesort_begin_datum(BYTEAOID, ByteaLessOperator, InvalidOid, false,
+									 maintenance_work_mem, NULL, TUPLESORT_NONE);
 
 	/* block 0 now, so that the metapage comes first */
 	tsk_init_metapage(meta.data);
@@ -396,19 +465,21 @@ tskbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	tuplesort_performsort(bs->sort);
 
 	tmpcxt = AllocSetContextCreate(CurrentMemoryContext, "tskey build tuple", ALLOCSET_DEFAULT_SIZES);
-	while (tuplesort_gettupleslot(bs->sort, true, false, outslot, NULL))
+	for (;;)
 	{
 		TskEntry	e;
-		bool		isnull;
 		bool		alive;
+		bool		more;
 
 		CHECK_FOR_INTERRUPTS();
+		/* the sort returns a copy, in tmpcxt */
 		old = MemoryContextSwitchTo(tmpcxt);
-		e.pk = tsk_encode_key(slot_getattr(outslot, 1, &isnull));
-		e.rk = tsk_encode_key(slot_getattr(outslot, 2, &isnull));
-		e.tid = *(ItemPointer) DatumGetPointer(slot_getattr(outslot, 3, &isnull));
-		alive = DatumGetBool(slot_getattr(outslot, 4, &isnull));
+		more = tuplesort_getdatum(bs->sort, true, &d, &isnull, NULL);
+		if (more)
+			read_sort_key(DatumGetByteaP(d), &e, &alive);
 		MemoryContextSwitchTo(old);
+		if (!more)
+			break;
 
 		if (have_prev && tsk_key_eq(prev.pk, e.pk) && tsk_key_eq(prev.rk, e.rk))
 		{
@@ -439,8 +510,7 @@ tskbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	if (RelationNeedsWAL(index))
 		log_newpage_range(index, MAIN_FORKNUM, 0, RelationGetNumberOfBlocks(index), true);
 
-	ExecDropSingleTupleTableSlot(bs->slot);
-	ExecDropSingleTupleTableSlot(outslot);
+	MemoryContextDelete(bs->keycxt);
 	result = palloc(sizeof(IndexBuildResult));
 	result->heap_tuples = heap_tuples;
 	result->index_tuples = bs->indtuples;

@@ -11,14 +11,13 @@
  * that is full is not split there: the inserter lets go of everything, runs
  * a split pass that locks exclusively from the root down, splitting every
  * page on the way that could not take one more pivot, and then starts over.
- * Each split is one generic WAL record of at most four pages, so a crash
- * never leaves a split half done.  See doc/index-am.md.
+ * Each split is one WAL record of at most four pages, so a crash never
+ * leaves a split half done.  See doc/index-am.md.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
-#include "access/generic_xlog.h"
 #include "access/tableam.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
@@ -197,8 +196,9 @@ tskinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 	for (;;)
 	{
 		Buffer		buf;
-		GenericXLogState *state;
+		TskXLogState *state;
 		Page		page;
+		TskAddResult how;
 
 		buf = tsk_descend(index, &sk, true);
 		if (checkUnique != UNIQUE_CHECK_NO)
@@ -250,15 +250,24 @@ tskinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 			tsk_check_page(index, buf);
 		}
 
-		state = GenericXLogStart(index);
-		page = GenericXLogRegisterBuffer(state, buf, 0);
-		if (tsk_leaf_add(page, &e))
+		state = tsk_xlog_start(index);
+		page = tsk_xlog_register(state, 0, buf, 0);
+		if (tsk_leaf_add(page, &e, &how))
 		{
-			GenericXLogFinish(state);
+			/* the record: the entry and what the insertion did */
+			xl_tsk_insert xlrec;
+			char		edata[10 + 2 * TSK_MAX_KEY_BYTES];
+
+			memset(&xlrec, 0, sizeof(xlrec));
+			xlrec.kind = how.kind;
+			xlrec.off = how.off;
+			tsk_xlog_main_data(state, &xlrec, sizeof(xlrec));
+			tsk_xlog_block_data(state, 0, edata, tsk_xlog_entry(edata, &e));
+			tsk_xlog_finish(state, XLOG_TSK_INSERT);
 			UnlockReleaseBuffer(buf);
 			break;
 		}
-		GenericXLogAbort(state);
+		tsk_xlog_abort(state);
 		UnlockReleaseBuffer(buf);
 		tsk_split_pass(index, &e);
 	}
@@ -268,12 +277,13 @@ tskinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 }
 
 /*
- * page_items: the items of a tree page (entries of a leaf, or pivots of an
- * internal page, as pivots whose child is unused) pointing into the page.
- * Also returns each item's size in *sizes, for choosing a split point.
+ * tsk_page_items: the items of a tree page (entries of a leaf, or pivots of
+ * an internal page, as pivots whose child is unused) pointing into the
+ * page.  Also returns each item's size in *sizes, for choosing a split
+ * point.  (Also the replay of a split.)
  */
-static int
-page_items(Page page, TskPivot *items, Size *sizes)
+int
+tsk_page_items(Page page, TskPivot *items, Size *sizes)
 {
 	TskPageOpaque op = TskPageGetOpaque(page);
 	int			n = 0;
@@ -308,12 +318,12 @@ page_items(Page page, TskPivot *items, Size *sizes)
 }
 
 /*
- * fill_page: write items[0..n) and the high key (or none) onto a page
+ * tsk_fill_page: write items[0..n) and the high key (or none) onto a page
  * initialised with its level and links.  Both halves of a split always fit:
- * each holds at most what the page held.
+ * each holds at most what the page held.  (Also the replay of a split.)
  */
-static void
-fill_page(Page page, const TskEntry *hikey, const TskPivot *items, int n)
+void
+tsk_fill_page(Page page, const TskEntry *hikey, const TskPivot *items, int n)
 {
 	TskPageOpaque op = TskPageGetOpaque(page);
 	int			i;
@@ -381,8 +391,10 @@ split_point(const TskPivot *items, const Size *sizes, int n, Size hikey_size)
  * split_page: split the exclusively locked page buf, whose parent is
  * exclusively locked and has room for one more pivot, moving its upper half
  * to a new right sibling.  One WAL record: parent, page, new page, old right
- * sibling (its left link), registered in lock order.  Returns the new page,
- * still locked.
+ * sibling (its left link), registered in lock order.  With the resource
+ * manager only the new page is logged whole: the replay rebuilds the page
+ * from its items and the split point, and adds the downlink logged.
+ * Returns the new page, still locked.
  */
 static Buffer
 split_page(Relation index, Buffer parent, Buffer buf)
@@ -392,13 +404,15 @@ split_page(Relation index, Buffer parent, Buffer buf)
 	BlockNumber blkno = BufferGetBlockNumber(buf);
 	TskPivot   *items = palloc(TSK_MAX_ENTRIES_PER_PAGE * sizeof(TskPivot));
 	Size	   *sizes = palloc(TSK_MAX_ENTRIES_PER_PAGE * sizeof(Size));
-	int			n = page_items(page, items, sizes);
+	int			n = tsk_page_items(page, items, sizes);
 	int			m;
 	TskPivot	hikey;
 	Buffer		rbuf;
 	Buffer		obuf = InvalidBuffer;
 	BlockNumber rblkno;
-	GenericXLogState *state;
+	TskXLogState *state;
+	xl_tsk_split xlrec;
+	char		kdata[10 + 2 * TSK_MAX_KEY_BYTES];
 	Page		ppage,
 				lpage,
 				rpage;
@@ -433,20 +447,30 @@ split_page(Relation index, Buffer parent, Buffer buf)
 		tsk_check_page(index, obuf);
 	}
 
-	state = GenericXLogStart(index);
-	ppage = GenericXLogRegisterBuffer(state, parent, 0);
-	lpage = GenericXLogRegisterBuffer(state, buf, GENERIC_XLOG_FULL_IMAGE);
-	rpage = GenericXLogRegisterBuffer(state, rbuf, GENERIC_XLOG_FULL_IMAGE);
+	state = tsk_xlog_start(index);
+	ppage = tsk_xlog_register(state, 0, parent, 0);
+	lpage = tsk_xlog_register(state, 1, buf, TSK_XLOG_GENERIC_IMAGE);
+	rpage = tsk_xlog_register(state, 2, rbuf, TSK_XLOG_IMAGE);
 
 	tsk_init_page(lpage, op.level, op.prev, rblkno);
-	fill_page(lpage, &items[m].key, items, m);
+	tsk_fill_page(lpage, &items[m].key, items, m);
 	tsk_init_page(rpage, op.level, blkno, op.next);
-	fill_page(rpage, TskPageIsRightmost(&op) ? NULL : &hikey.key, items + m, n - m);
+	tsk_fill_page(rpage, TskPageIsRightmost(&op) ? NULL : &hikey.key, items + m, n - m);
 	if (!tsk_page_add_pivot(ppage, off + 1, rblkno, &items[m].key))
 		elog(ERROR, "tskey parent page has no room for a downlink");
 	if (BufferIsValid(obuf))
-		TskPageGetOpaque(GenericXLogRegisterBuffer(state, obuf, 0))->prev = rblkno;
-	GenericXLogFinish(state);
+	{
+		Page		opage = tsk_xlog_register(state, 3, obuf, 0);
+
+		TskPageGetOpaque(opage)->prev = rblkno;
+	}
+	memset(&xlrec, 0, sizeof(xlrec));
+	xlrec.rblkno = rblkno;
+	xlrec.poff = off + 1;
+	xlrec.split = m;
+	tsk_xlog_main_data(state, &xlrec, sizeof(xlrec));
+	tsk_xlog_block_data(state, 0, kdata, tsk_xlog_entry(kdata, &items[m].key));
+	tsk_xlog_finish(state, XLOG_TSK_SPLIT);
 
 	if (BufferIsValid(obuf))
 		UnlockReleaseBuffer(obuf);
@@ -458,7 +482,7 @@ split_page(Relation index, Buffer parent, Buffer buf)
 /*
  * split_root: split the root, keeping it at block 1: its items go to two
  * new pages, and it becomes their parent, one level up.  One WAL record of
- * three pages.
+ * three pages, all logged whole (the root holds two pivots).
  */
 static void
 split_root(Relation index, Buffer root)
@@ -467,22 +491,22 @@ split_root(Relation index, Buffer root)
 	uint16		level = TskPageGetOpaque(page)->level;
 	TskPivot   *items = palloc(TSK_MAX_ENTRIES_PER_PAGE * sizeof(TskPivot));
 	Size	   *sizes = palloc(TSK_MAX_ENTRIES_PER_PAGE * sizeof(Size));
-	int			n = page_items(page, items, sizes);
+	int			n = tsk_page_items(page, items, sizes);
 	int			m = split_point(items, sizes, n, 0);
 	Buffer		lbuf = tsk_new_buffer(index);
 	Buffer		rbuf = tsk_new_buffer(index);
 	BlockNumber lblkno = BufferGetBlockNumber(lbuf);
 	BlockNumber rblkno = BufferGetBlockNumber(rbuf);
-	GenericXLogState *state = GenericXLogStart(index);
-	Page		rootpage = GenericXLogRegisterBuffer(state, root, GENERIC_XLOG_FULL_IMAGE);
-	Page		lpage = GenericXLogRegisterBuffer(state, lbuf, GENERIC_XLOG_FULL_IMAGE);
-	Page		rpage = GenericXLogRegisterBuffer(state, rbuf, GENERIC_XLOG_FULL_IMAGE);
+	TskXLogState *state = tsk_xlog_start(index);
+	Page		rootpage = tsk_xlog_register(state, 0, root, TSK_XLOG_IMAGE);
+	Page		lpage = tsk_xlog_register(state, 1, lbuf, TSK_XLOG_IMAGE);
+	Page		rpage = tsk_xlog_register(state, 2, rbuf, TSK_XLOG_IMAGE);
 	TskEntry	minus_inf;
 
 	tsk_init_page(lpage, level, InvalidBlockNumber, rblkno);
-	fill_page(lpage, &items[m].key, items, m);
+	tsk_fill_page(lpage, &items[m].key, items, m);
 	tsk_init_page(rpage, level, lblkno, InvalidBlockNumber);
-	fill_page(rpage, NULL, items + m, n - m);
+	tsk_fill_page(rpage, NULL, items + m, n - m);
 
 	/* the first pivot stands for minus infinity: its key is never read */
 	memset(&minus_inf, 0, sizeof(minus_inf));
@@ -490,7 +514,7 @@ split_root(Relation index, Buffer root)
 	if (!tsk_page_add_pivot(rootpage, InvalidOffsetNumber, lblkno, &minus_inf) ||
 		!tsk_page_add_pivot(rootpage, InvalidOffsetNumber, rblkno, &items[m].key))
 		elog(ERROR, "tskey root split does not fit its page");
-	GenericXLogFinish(state);
+	tsk_xlog_finish(state, XLOG_TSK_NEWROOT);
 
 	UnlockReleaseBuffer(lbuf);
 	UnlockReleaseBuffer(rbuf);

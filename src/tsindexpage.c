@@ -14,7 +14,6 @@
  */
 #include "postgres.h"
 
-#include "access/nbtxlog.h"
 #include "access/xloginsert.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
@@ -107,8 +106,17 @@ TskKey
 tsk_encode_key(Datum d)
 {
 	text	   *t = (text *) PG_DETOAST_DATUM_PACKED(d);
-	const char *s = VARDATA_ANY(t);
-	int			len = VARSIZE_ANY_EXHDR(t);
+
+	return tsk_encode_key_bytes(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
+}
+
+/*
+ * tsk_encode_key_bytes: the stored form of a key given as its UTF-8 bytes
+ * (pointing into s when that is the form chosen).
+ */
+TskKey
+tsk_encode_key_bytes(const char *s, int len)
+{
 	int			units = ts_utf16_length(s, len);
 	TskKey		k;
 
@@ -735,7 +743,7 @@ replace_item(Page page, OffsetNumber off, const char *item, Size size)
 
 /* leaf_compact_add: rewrite the page whole with e added; false if it won't fit. */
 static bool
-leaf_compact_add(Page page, const TskEntry *e)
+leaf_compact_add(Page page, const TskEntry *e, TskAddResult *how)
 {
 	TskPageOpaque op = TskPageGetOpaque(page);
 	TskEntry   *entries = palloc((TSK_MAX_ENTRIES_PER_PAGE + 1) * sizeof(TskEntry));
@@ -756,6 +764,8 @@ leaf_compact_add(Page page, const TskEntry *e)
 	if (ok)
 		memcpy(page, scratch.data, BLCKSZ);
 	pfree(entries);
+	how->kind = TSK_ADD_COMPACT;
+	how->off = InvalidOffsetNumber;
 	return ok;
 }
 
@@ -764,10 +774,12 @@ leaf_compact_add(Page page, const TskEntry *e)
  * Adds it to the run of its pk it belongs in (splitting the run when over
  * TSK_RUN_TARGET), or as a run of its own; if the free space is short,
  * rewrites the page compactly.  Returns false, page unchanged, if the page
- * must be split.
+ * must be split.  *how says what it did.  The result is a function of the
+ * page and the entry only: the replay of an insert record calls it again
+ * on the same page and must get the same bytes.
  */
 bool
-tsk_leaf_add(Page page, const TskEntry *e)
+tsk_leaf_add(Page page, const TskEntry *e, TskAddResult *how)
 {
 	TskPageOpaque op = TskPageGetOpaque(page);
 	OffsetNumber first = TskFirstData(op);
@@ -815,6 +827,8 @@ tsk_leaf_add(Page page, const TskEntry *e)
 			if (PageAddItem(page, (Item) run, sz, lo, false, false) == InvalidOffsetNumber)
 				elog(ERROR, "failed to add run to tskey leaf page");
 			pfree(run);
+			how->kind = TSK_ADD_NEW_RUN;
+			how->off = lo;
 			return true;
 		}
 	}
@@ -838,7 +852,7 @@ tsk_leaf_add(Page page, const TskEntry *e)
 		 * (a long key arrived), the page is rewritten whole.
 		 */
 		if (k < n && run_length(entries + k, n - k, &sz2) < n - k)
-			return leaf_compact_add(page, e);
+			return leaf_compact_add(page, e, how);
 		if (MAXALIGN(sz1) + (k < n ? MAXALIGN(sz2) + sizeof(ItemIdData) : 0) <= free)
 		{
 			char	   *run = run_form(entries, k, sz1);
@@ -856,10 +870,12 @@ tsk_leaf_add(Page page, const TskEntry *e)
 			else
 				replace_item(page, target, run, sz1);
 			pfree(run);
+			how->kind = k < n ? TSK_ADD_RUN_SPLIT : TSK_ADD_RUN;
+			how->off = target;
 			return true;
 		}
 	}
-	return leaf_compact_add(page, e);
+	return leaf_compact_add(page, e, how);
 }
 
 /*
@@ -1014,17 +1030,18 @@ restart:
 /*
  * tsk_init_deleted: make a page a deleted one: no items, its sibling links
  * kept (so that a scan that lands on it moves on) and the deletion's
- * safexid.
+ * safexid (the next transaction ID when it was deleted; the caller reads
+ * it, so that the replay writes the same).
  */
 void
-tsk_init_deleted(Page page, BlockNumber prev, BlockNumber next)
+tsk_init_deleted(Page page, BlockNumber prev, BlockNumber next, FullTransactionId safexid)
 {
 	TskDeletedData *d;
 
 	tsk_init_page(page, 0, prev, next);
 	TskPageGetOpaque(page)->flags = TSK_DELETED;
 	d = (TskDeletedData *) PageGetContents(page);
-	d->safexid = ReadNextFullTransactionId();
+	d->safexid = safexid;
 	((PageHeader) page)->pd_lower = ((char *) d + sizeof(TskDeletedData)) - (char *) page;
 }
 
@@ -1050,25 +1067,17 @@ tsk_page_recyclable(Page page)
 /*
  * log_reuse: before a deleted page is reused, make a hot standby cancel
  * the queries that could still hold a link to it: those whose snapshot is
- * older than the page's safexid.  Generic WAL carries no recovery
- * conflict, so this is nbtree's own record for the same purpose
- * (XLOG_BTREE_REUSE_PAGE), whose replay only resolves that conflict.
+ * older than the page's safexid (tsk_xlog_reuse).
  */
 static void
 log_reuse(Relation index, BlockNumber blkno, Page page)
 {
-	xl_btree_reuse_page xlrec;
 	TskDeletedData d;
 
 	if (!RelationNeedsWAL(index) || !XLogStandbyInfoActive() || PageIsNew(page))
 		return;
 	memcpy(&d, PageGetContents(page), sizeof(d));
-	xlrec.node = index->rd_node;
-	xlrec.block = blkno;
-	xlrec.latestRemovedFullXid = d.safexid;
-	XLogBeginInsert();
-	XLogRegisterData((char *) &xlrec, SizeOfBtreeReusePage);
-	XLogInsert(RM_BTREE_ID, XLOG_BTREE_REUSE_PAGE);
+	tsk_xlog_reuse(index, blkno, d.safexid);
 }
 
 /*

@@ -8,7 +8,8 @@
  * Every leaf is taken with a cleanup lock, so no scan that keeps its pin
  * is between reading its TIDs and fetching them from the heap, and the
  * heap may then reuse the TIDs removed.  A page that loses entries is
- * rewritten compactly, one generic WAL record per page.
+ * rewritten compactly, one WAL record per page (with the resource manager,
+ * the positions of the entries removed).
  *
  * Leaves left empty are then deleted: unlinked from their parent and
  * siblings in one record, their key range given to a sibling under the
@@ -21,7 +22,7 @@
  */
 #include "postgres.h"
 
-#include "access/generic_xlog.h"
+#include "access/transam.h"
 #include "commands/vacuum.h"
 #include "miscadmin.h"
 #include "storage/bufpage.h"
@@ -53,6 +54,41 @@ leftmost_leaf(Relation index)
 }
 
 /*
+ * tsk_vacuum_page: rewrite a leaf compactly without the entries at the
+ * given positions (in key order, ascending).  VACUUM and its replay.
+ */
+void
+tsk_vacuum_page(Page page, const uint16 *removed, int nremoved)
+{
+	TskPageOpaque op = TskPageGetOpaque(page);
+	TskEntry   *entries = palloc(TSK_MAX_ENTRIES_PER_PAGE * sizeof(TskEntry));
+	TskEntry   *kept = palloc(TSK_MAX_ENTRIES_PER_PAGE * sizeof(TskEntry));
+	int			n = tsk_leaf_entries(page, entries);
+	int			nkept = 0,
+				r = 0;
+	PGAlignedBlock scratch;
+	TskPivot	hikey;
+
+	for (int i = 0; i < n; i++)
+	{
+		if (r < nremoved && removed[r] == i)
+			r++;
+		else
+			kept[nkept++] = entries[i];
+	}
+	if (r != nremoved)
+		elog(ERROR, "tskey vacuum: entries to remove not on the page");
+	if (!TskPageIsRightmost(op))
+		tsk_pivot_read(page, TSK_HIKEY, &hikey);
+	memcpy(scratch.data, page, BLCKSZ);
+	if (!tsk_leaf_encode((Page) scratch.data, TskPageIsRightmost(op) ? NULL : &hikey.key, kept, nkept))
+		elog(ERROR, "tskey vacuum: page no longer fits");
+	memcpy(page, scratch.data, BLCKSZ);
+	pfree(entries);
+	pfree(kept);
+}
+
+/*
  * vacuum_leaves: walk the leaves, removing the entries callback names (if
  * any), counting the rest.
  */
@@ -65,7 +101,7 @@ vacuum_leaves(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	Relation	index = info->index;
 	BlockNumber blkno = leftmost_leaf(index);
 	TskEntry   *entries = palloc(TSK_MAX_ENTRIES_PER_PAGE * sizeof(TskEntry));
-	TskEntry   *kept = palloc(TSK_MAX_ENTRIES_PER_PAGE * sizeof(TskEntry));
+	uint16	   *removed = palloc(TSK_MAX_ENTRIES_PER_PAGE * sizeof(uint16));
 	TskWalk		walk = TSK_WALK_INIT;
 
 	*nempty = 0;
@@ -101,9 +137,12 @@ vacuum_leaves(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		for (i = 0; i < n; i++)
 		{
 			if (callback && callback(&entries[i].tid, callback_state))
+			{
 				stats->tuples_removed++;
+				removed[i - nkept] = i;
+			}
 			else
-				kept[nkept++] = entries[i];
+				nkept++;
 		}
 		stats->num_index_tuples += nkept;
 		if (nkept == 0 && blkno != TSK_ROOT_BLKNO)
@@ -117,24 +156,21 @@ vacuum_leaves(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 		}
 		if (nkept < n)
 		{
-			GenericXLogState *state = GenericXLogStart(index);
-			Page		copy = GenericXLogRegisterBuffer(state, buf, 0);
-			PGAlignedBlock scratch;
-			TskPivot	hikey;
+			TskXLogState *state = tsk_xlog_start(index);
+			Page		copy = tsk_xlog_register(state, 0, buf, 0);
+			xl_tsk_vacuum xlrec;
 
-			if (!TskPageIsRightmost(op))
-				tsk_pivot_read(page, TSK_HIKEY, &hikey);
-			memcpy(scratch.data, page, BLCKSZ);
-			if (!tsk_leaf_encode((Page) scratch.data, TskPageIsRightmost(op) ? NULL : &hikey.key, kept, nkept))
-				elog(ERROR, "tskey vacuum: page no longer fits");
-			memcpy(copy, scratch.data, BLCKSZ);
-			GenericXLogFinish(state);
+			tsk_vacuum_page(copy, removed, n - nkept);
+			xlrec.nremoved = n - nkept;
+			tsk_xlog_main_data(state, &xlrec, sizeof(xlrec));
+			tsk_xlog_block_data(state, 0, removed, (n - nkept) * sizeof(uint16));
+			tsk_xlog_finish(state, XLOG_TSK_VACUUM);
 		}
 		blkno = op->next;
 		UnlockReleaseBuffer(buf);
 	}
 	pfree(entries);
-	pfree(kept);
+	pfree(removed);
 }
 
 /* Which sibling takes the key range of a leaf being deleted. */
@@ -204,7 +240,7 @@ key_below_hikey(Page page, TskSearchKey *sk)
  * parent (the leaf's downlink goes, and the left sibling takes the leaf's
  * high key).  A leaf that is its parent's only child is not deleted: its
  * parent's block is returned in *lone_parent, to be dissolved first.  One
- * generic WAL record of at most four
+ * WAL record of at most four
  * pages: parent, left sibling, leaf, right sibling; the leaf becomes a
  * deleted page keeping its links, for scans that land on it, and its
  * safexid.
@@ -227,7 +263,8 @@ delete_leaf(Relation index, BlockNumber blkno, BlockNumber *lone_parent)
 				maxoff;
 	TskPivot	pivot;
 	MergeSide	side;
-	GenericXLogState *state;
+	TskXLogState *state;
+	xl_tsk_delete xlrec;
 	PGAlignedBlock scratch;
 	bool		ok = false;
 
@@ -328,10 +365,13 @@ delete_leaf(Relation index, BlockNumber blkno, BlockNumber *lone_parent)
 		pfree(entries);
 	}
 
-	state = GenericXLogStart(index);
+	/* blocks in lock order: parent, left sibling, leaf, right sibling */
+	state = tsk_xlog_start(index);
 	{
-		Page		ppage = GenericXLogRegisterBuffer(state, pbuf, 0);
-		Page		dpage = GenericXLogRegisterBuffer(state, buf, 0);
+		Page		ppage = tsk_xlog_register(state, 0, pbuf, 0);
+		Page		lpage = BufferIsValid(lbuf) ?
+			tsk_xlog_register(state, 1, lbuf, side == MERGE_LEFT ? TSK_XLOG_IMAGE : 0) : NULL;
+		Page		dpage = tsk_xlog_register(state, 2, buf, 0);
 
 		if (side == MERGE_RIGHT)
 		{
@@ -344,20 +384,29 @@ delete_leaf(Relation index, BlockNumber blkno, BlockNumber *lone_parent)
 		}
 		else
 			PageIndexTupleDelete(ppage, off);
-		if (BufferIsValid(lbuf))
+		if (lpage)
 		{
-			Page		lpage = GenericXLogRegisterBuffer(state, lbuf, 0);
-
 			if (side == MERGE_LEFT)
 				memcpy(lpage, scratch.data, BLCKSZ);
 			else
 				TskPageGetOpaque(lpage)->next = rblk;
 		}
 		if (BufferIsValid(rbuf))
-			TskPageGetOpaque(GenericXLogRegisterBuffer(state, rbuf, 0))->prev = lblk;
-		tsk_init_deleted(dpage, lblk, rblk);
+		{
+			Page		rpage = tsk_xlog_register(state, 3, rbuf, 0);
+
+			TskPageGetOpaque(rpage)->prev = lblk;
+		}
+		memset(&xlrec, 0, sizeof(xlrec));
+		xlrec.safexid = ReadNextFullTransactionId();
+		xlrec.prev = lblk;
+		xlrec.next = rblk;
+		xlrec.poff = off;
+		xlrec.right = side == MERGE_RIGHT;
+		tsk_init_deleted(dpage, lblk, rblk, xlrec.safexid);
 	}
-	GenericXLogFinish(state);
+	tsk_xlog_main_data(state, &xlrec, sizeof(xlrec));
+	tsk_xlog_finish(state, XLOG_TSK_DELETE);
 	ok = true;
 
 unlock:
@@ -443,7 +492,7 @@ page_pivots(Page page, TskPivot *pivots)
  * stay as they are.  If the page is its parent's only child, the parent is
  * dissolved first (up to the root's children; the root is never deleted).
  * Locks: parent, then the page's level left to right (left sibling, page,
- * right sibling); one generic WAL record of those four pages.  A split
+ * right sibling); one WAL record of those four pages.  A split
  * pass or descent that reaches the deleted page starts over from the root.
  */
 static bool
@@ -469,7 +518,8 @@ dissolve(Relation index, BlockNumber blkno, uint16 level, int depth)
 	bool		ok = false;
 	TskPivot   *pivots = NULL;
 	PGAlignedBlock scratch;
-	GenericXLogState *state;
+	TskXLogState *state;
+	xl_tsk_delete xlrec;
 
 	check_stack_depth();
 	CHECK_FOR_INTERRUPTS();
@@ -588,10 +638,15 @@ again:
 			goto done;
 	}
 
-	state = GenericXLogStart(index);
+	/* blocks in lock order: grandparent, left sibling, page, right sibling */
+	state = tsk_xlog_start(index);
 	{
-		Page		g = GenericXLogRegisterBuffer(state, gbuf, 0);
-		Page		d = GenericXLogRegisterBuffer(state, buf, 0);
+		Page		g = tsk_xlog_register(state, 0, gbuf, 0);
+		Page		l = BufferIsValid(lbuf) ?
+			tsk_xlog_register(state, 1, lbuf, right ? 0 : TSK_XLOG_IMAGE) : NULL;
+		Page		d = tsk_xlog_register(state, 2, buf, 0);
+		Page		r = BufferIsValid(rbuf) ?
+			tsk_xlog_register(state, 3, rbuf, right ? TSK_XLOG_IMAGE : 0) : NULL;
 
 		if (right)
 		{
@@ -600,20 +655,27 @@ again:
 
 			memcpy(item, &rblk, sizeof(BlockNumber));
 			PageIndexTupleDelete(g, off + 1);
-			memcpy(GenericXLogRegisterBuffer(state, rbuf, 0), scratch.data, BLCKSZ);
-			if (BufferIsValid(lbuf))
-				TskPageGetOpaque(GenericXLogRegisterBuffer(state, lbuf, 0))->next = rblk;
+			memcpy(r, scratch.data, BLCKSZ);
+			if (l)
+				TskPageGetOpaque(l)->next = rblk;
 		}
 		else
 		{
 			PageIndexTupleDelete(g, off);
-			memcpy(GenericXLogRegisterBuffer(state, lbuf, 0), scratch.data, BLCKSZ);
-			if (BufferIsValid(rbuf))
-				TskPageGetOpaque(GenericXLogRegisterBuffer(state, rbuf, 0))->prev = lblk;
+			memcpy(l, scratch.data, BLCKSZ);
+			if (r)
+				TskPageGetOpaque(r)->prev = lblk;
 		}
-		tsk_init_deleted(d, lblk, rblk);
+		memset(&xlrec, 0, sizeof(xlrec));
+		xlrec.safexid = ReadNextFullTransactionId();
+		xlrec.prev = lblk;
+		xlrec.next = rblk;
+		xlrec.poff = off;
+		xlrec.right = right;
+		tsk_init_deleted(d, lblk, rblk, xlrec.safexid);
 	}
-	GenericXLogFinish(state);
+	tsk_xlog_main_data(state, &xlrec, sizeof(xlrec));
+	tsk_xlog_finish(state, XLOG_TSK_DISSOLVE);
 	ok = true;
 
 done:

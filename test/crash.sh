@@ -8,8 +8,12 @@
 # the writes, restarts it, and checks that every write a client saw succeed
 # is there, that the catalog and relations agree, and that the entity
 # relation's tskey index passes verify_index.  wal_consistency_checking makes
-# the replay compare every generic WAL record's result with a full image of
-# the page as the primary wrote it.
+# the replay compare every record's result (tskey's resource manager, or
+# generic WAL) with a full image of the page as the primary wrote it.
+# The server preloads the library, so tskey logs with its resource manager;
+# TS_PRELOAD=0 runs it without (generic WAL), CRASH_SECONDS sets how long the
+# writers run before the crash (4).  The WAL must hold the kind of records
+# the mode implies.
 set -u
 export LC_ALL=C
 cd "$(dirname "$0")/.."
@@ -17,11 +21,13 @@ cd "$(dirname "$0")/.."
 
 DIR=$(mktemp -d /tmp/tscrash.XXXXXX)
 trap 'ts_stop_server "$DIR"; rm -rf "$DIR"' EXIT
-ts_start_server "$DIR" -c fsync=on -c wal_consistency_checking=generic || exit 1
+# wal_keep_size keeps the WAL of the run (for pg_walinspect at the end)
+ts_start_server "$DIR" -c fsync=on -c wal_consistency_checking=$TS_WAL_CHECK -c wal_keep_size=1GB || exit 1
 export PGOPTIONS="-c client_min_messages=warning"
 q() { psql -X -q -At -v ON_ERROR_STOP=1 -d postgres "$@"; }
 
-q -c "CREATE EXTENSION tablestore" -c "SELECT tablestore.create_table('Crash')" >/dev/null
+q -c "CREATE EXTENSION tablestore" -c "CREATE EXTENSION pg_walinspect" -c "SELECT tablestore.create_table('Crash')" >/dev/null
+START_LSN=$(q -c "SELECT pg_current_wal_lsn()")
 
 # writer N: single inserts into partition wN, logging each acknowledged key
 writer() {
@@ -72,11 +78,11 @@ churner &
 for n in 1 2 3; do writer $n & done
 for n in 1 2; do longwriter $n & done
 for n in 1 2; do batcher $n & done
-sleep 4
+sleep "${CRASH_SECONDS:-4}"
 (cd / && runuser -u postgres -- pg_ctl -D "$DIR/data" -m immediate -w stop >/dev/null)
 wait
 (cd / && runuser -u postgres -- pg_ctl -D "$DIR/data" -l "$DIR/server.log" \
-	-o "-c listen_addresses='' -k $DIR" -w start >/dev/null) || { tail -20 "$DIR/server.log"; exit 1; }
+	-o "-c listen_addresses='' -k $DIR -c wal_keep_size=1GB" -w start >/dev/null) || { tail -20 "$DIR/server.log"; exit 1; }
 
 cat "$DIR"/acked.* | sort >"$DIR/acked"
 acked=$(wc -l <"$DIR/acked")
@@ -95,10 +101,18 @@ q -c "DELETE FROM tablestore_data.crash WHERE pk OPERATOR(tablestore.=) 'D'" -c 
 verified2=$(q -c "SELECT tablestore.verify_index(indexrelid::regclass) FROM pg_index WHERE indrelid = 'tablestore_data.crash'::regclass" \
 	>/dev/null 2>&1 && echo ok || echo FAILED)
 churned=$(cat "$DIR/churned" 2>/dev/null || echo 0)
+# the records replayed: tskey's own with the preload, generic ones without
+wal=$(q -c "SELECT string_agg(r || '=' || count, ' ' ORDER BY r) FROM (SELECT \"resource_manager/record_type\" r, count
+	FROM pg_get_wal_stats('$START_LSN', pg_current_wal_flush_lsn())) s WHERE r IN ('tskey', 'Generic') AND count > 0")
+if [ "$TS_PRELOAD" = 1 ]; then
+	case "$wal" in *tskey=*) walok=ok ;; *) walok=FAILED ;; esac
+else
+	case "$wal" in *tskey=*) walok=FAILED ;; *Generic=*) walok=ok ;; *) walok=FAILED ;; esac
+fi
 
-echo "crash: $acked writes acknowledged, $present entities after restart, $missing missing, $partial partial batches, $churned churn cycles (insert, delete, VACUUM), verify_index $verified, after VACUUM $verified2"
+echo "crash: $acked writes acknowledged, $present entities after restart, $missing missing, $partial partial batches, $churned churn cycles (insert, delete, VACUUM), verify_index $verified, after VACUUM $verified2, preload $TS_PRELOAD, WAL records $wal $walok"
 if [ "$acked" -lt 10 ] || [ "$missing" -ne 0 ] || [ "$partial" -ne 0 ] || [ "$catalog" != "Crash" ] || [ "$works" != "t" ] ||
-	[ "$verified" != "ok" ] || [ "$verified2" != "ok" ] || [ "$churned" -lt 1 ]; then
+	[ "$verified" != "ok" ] || [ "$verified2" != "ok" ] || [ "$churned" -lt 1 ] || [ "$walok" != ok ]; then
 	echo "crash test FAILED"; comm -23 "$DIR/acked" "$DIR/present" | head
 	exit 1
 fi

@@ -20,7 +20,7 @@ cleanup() {
 	rm -rf "$DIR" "$SBY"
 }
 trap cleanup EXIT
-ts_start_server "$DIR" -c wal_level=replica -c max_wal_senders=4 -c wal_consistency_checking=generic || exit 1
+ts_start_server "$DIR" -c wal_level=replica -c max_wal_senders=4 -c wal_consistency_checking=$TS_WAL_CHECK || exit 1
 export PGOPTIONS="-c client_min_messages=warning"
 p() { psql -X -q -At -v ON_ERROR_STOP=1 -h "$DIR" -d postgres "$@"; }
 s() { psql -X -q -At -v ON_ERROR_STOP=1 -h "$SBY" -d postgres "$@"; }

@@ -8,6 +8,10 @@
 # verify_index and an index scan on each.  Each must end in an error naming
 # the corruption (SQLSTATE XX002 index_corrupted, or XX001), never a crash:
 # the server must stay up throughout with no backend killed by a signal.
+# Before the corruption, inserts, deletes and VACUUM change every index
+# and the server is crashed and restarted, so that its WAL (tskey's
+# resource manager's records with the library preloaded) is replayed under
+# wal_consistency_checking on the pages then corrupted.
 set -u
 export LC_ALL=C
 cd "$(dirname "$0")/.."
@@ -15,7 +19,7 @@ cd "$(dirname "$0")/.."
 
 DIR=$(mktemp -d /tmp/tscorrupt.XXXXXX)
 trap 'ts_stop_server "$DIR"; rm -rf "$DIR"' EXIT
-ts_start_server "$DIR" -c autovacuum=off || exit 1
+ts_start_server "$DIR" -c autovacuum=off -c wal_consistency_checking=$TS_WAL_CHECK || exit 1
 q() { psql -X -q -At -v ON_ERROR_STOP=1 -d postgres "$@"; }
 
 KINDS="runcount pklen rklen lpoff upper cycle nextbad downlink zeroed utf16odd badkey"
@@ -29,6 +33,19 @@ CREATE UNIQUE INDEX c_${k}_key ON c_$k USING tskey (pk, rk);
 SELECT tablestore.verify_index('c_${k}_key');
 SQL
 done
+# changes replayed after a crash: inserts that split, deletes, VACUUM
+q -c "CHECKPOINT" >/dev/null
+for k in $KINDS; do
+	q <<SQL >/dev/null || exit 1
+INSERT INTO c_$k SELECT 'p' || (g % 7), lpad(g::text, 8, '0') || 'z' || repeat('y', g % 60), g FROM generate_series(1, 800) g;
+DELETE FROM c_$k WHERE n % 5 = 0;
+VACUUM c_$k;
+SQL
+done
+(cd / && runuser -u postgres -- pg_ctl -D "$DIR/data" -m immediate -w stop >/dev/null)
+(cd / && runuser -u postgres -- pg_ctl -D "$DIR/data" -l "$DIR/server.log" -o "-c listen_addresses='' -k $DIR -c autovacuum=off" -w start >/dev/null) ||
+	{ tail -5 "$DIR/server.log"; echo "corrupt: replay failed"; exit 1; }
+for k in $KINDS; do q -c "SELECT tablestore.verify_index('c_${k}_key')" >/dev/null || { echo "corrupt: $k: replayed index fails verify_index"; exit 1; }; done
 q -c "CHECKPOINT" >/dev/null
 DATA=$(q -c "SHOW data_directory")
 declare -A FILE

@@ -41,8 +41,18 @@ ts_build_install() {
 	make -s install PG_CONFIG="$PGBIN/pg_config" >/dev/null
 }
 
+# TS_PRELOAD=0 starts servers without shared_preload_libraries=tablestore:
+# tskey then logs with generic WAL instead of its resource manager
+# (doc/index-am.md).  TS_WAL_CHECK is the wal_consistency_checking value
+# that covers tskey's records either way.
+TS_PRELOAD=${TS_PRELOAD:-1}
+if [ "$TS_PRELOAD" = 1 ]; then TS_WAL_CHECK=generic,tskey; else TS_WAL_CHECK=generic; fi
+
 # ts_start_server DIR [extra postgres -c options...]: initdb and start a
-# server in DIR (owned by postgres), socket in DIR, no TCP.
+# server in DIR (owned by postgres), socket in DIR, no TCP.  The library is
+# preloaded (unless TS_PRELOAD=0) through postgresql.conf, so that a
+# restart with other options, and a standby made by pg_basebackup, keep it:
+# a server must have the resource manager to replay tskey's records.
 ts_start_server() {
 	local dir=$1
 	shift
@@ -51,6 +61,7 @@ ts_start_server() {
 		cat "$dir/initdb.log"
 		return 1
 	}
+	[ "$TS_PRELOAD" = 1 ] && echo "shared_preload_libraries = 'tablestore'" >>"$dir/data/postgresql.conf"
 	local opts="-c listen_addresses='' -k $dir -c fsync=off -c max_prepared_transactions=10 $*"
 	(cd / && runuser -u postgres -- pg_ctl -D "$dir/data" -l "$dir/server.log" -o "$opts" -w start >/dev/null) || {
 		cat "$dir/server.log"

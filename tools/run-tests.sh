@@ -51,6 +51,8 @@ run psql -X -q -d tap -c "CREATE EXTENSION pgtap" -c "CREATE EXTENSION tablestor
 run pg_prove -d tap --failures $(ls test/pgtap/*.sql | grep -v /nullmatrix_test.sql)
 run bash test/dump_restore.sh
 run bash test/crash.sh
+# the same without shared_preload_libraries: tskey on generic WAL
+run env TS_PRELOAD=0 CRASH_SECONDS=2 bash test/crash.sh
 run bash test/stress.sh
 # upserts racing updates on hot keys never fail
 run bash test/upsert_race.sh
