@@ -24,6 +24,14 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
+/*
+ * The reason given for every signature that does not verify, whether the
+ * key, the account named, the string signed or the date is wrong: an
+ * unknown account fails here too (unknown_account), with the same words.
+ */
+#define SIGNATURE_MISMATCH \
+	"the signature does not match, or the request's date is not within 15 minutes of the server's time"
+
 /* sign: base64(HMAC-SHA256(account key, text)), malloc'd. */
 static char *
 sign(Account *a, const char *text, size_t len)
@@ -217,7 +225,7 @@ shared_key(Req *r, Resp *resp, const char *auth)
 	colon = strchr(p, ':');
 	if (colon == NULL || (size_t) (colon - p) != strlen(r->acct->name) ||
 		strncmp(p, r->acct->name, colon - p) != 0)
-		return auth_fail(r, resp, "AuthenticationFailed", "the Authorization header names another account");
+		return auth_fail(r, resp, "AuthenticationFailed", SIGNATURE_MISMATCH);
 
 	for (int form = 0; form < 2 && !ok; form++)
 	{
@@ -231,8 +239,7 @@ shared_key(Req *r, Resp *resp, const char *auth)
 	{
 		if (req_header(r, "x-ms-date") == NULL && req_header(r, "Date") == NULL)
 			return auth_fail(r, resp, "AuthenticationFailed", "neither x-ms-date nor Date was sent");
-		return auth_fail(r, resp, "AuthenticationFailed",
-						 "the signature does not match, or the request's date is not within 15 minutes of the server's time");
+		return auth_fail(r, resp, "AuthenticationFailed", SIGNATURE_MISMATCH);
 	}
 	return true;
 }

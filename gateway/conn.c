@@ -33,8 +33,10 @@
  * once when the client waits for 100-continue).
  *
  * Memory.  Request bodies and response bodies are charged to one budget
- * (--memory-budget) shared by all connections.  A body is charged when its
- * headers announce it; a query charges a whole page before it runs (so
+ * (--memory-budget) shared by all connections, of which one client address
+ * may hold a quarter.  A body is charged as it arrives (an announced length
+ * costs nothing until its bytes come); a query charges a whole page before
+ * it runs (so
  * that clients that ask for large pages and never read them are refused
  * at once, not after the database worked for them on the threads every
  * client needs); another read whose answer would take the budget over is
@@ -60,6 +62,22 @@
 #include <sys/socket.h>
 #include <time.h>
 
+/*
+ * A client address and what its connections hold of the memory budget:
+ * one address may hold at most a quarter of it (ADDR_SHARE), so that one
+ * client, whatever its credentials, cannot take the budget from all
+ * others.  A slot lives while the address has a connection or a charge.
+ */
+typedef struct AddrSlot
+{
+	char		ip[64];
+	int			conns;
+	size_t		charged;
+	bool		used;
+} AddrSlot;
+
+#define ADDR_SHARE(budget)	((budget) / 4)
+
 /* A client connection (see the file header). */
 typedef struct Conn
 {
@@ -71,6 +89,7 @@ typedef struct Conn
 	bool		body_done;		/* the request's body is in */
 	bool		cut;			/* the watchdog shut its socket */
 	char		ip[64];
+	AddrSlot   *addr;			/* its address's slot (addrs_lock) */
 	Req			req;			/* the request being served */
 } Conn;
 
@@ -79,11 +98,15 @@ typedef struct Stream
 {
 	Buf			body;
 	size_t		charged;		/* bytes of the budget it holds */
+	AddrSlot   *addr;			/* and of its address's share */
 } Stream;
 
 static pthread_mutex_t conns_lock = PTHREAD_MUTEX_INITIALIZER;
 static Conn *conns;
 static atomic_size_t mem_used;
+
+static pthread_mutex_t addrs_lock = PTHREAD_MUTEX_INITIALIZER;
+static AddrSlot *addrs;			/* max_connections slots */
 
 static pthread_t watchdog_thread;
 static pthread_mutex_t watchdog_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -128,6 +151,111 @@ mem_release(size_t n)
 	atomic_fetch_sub(&mem_used, n);
 }
 
+/*
+ * addr_charge: charge n bytes to an address's share (and the budget); with
+ * may_refuse, false when either would go over.  addr may be NULL.
+ */
+static bool
+addr_charge(AddrSlot *addr, size_t n, bool may_refuse)
+{
+	bool		ok = true;
+
+	if (addr != NULL)
+	{
+		pthread_mutex_lock(&addrs_lock);
+		if (may_refuse && addr->charged + n > ADDR_SHARE(gw_config.memory_budget))
+			ok = false;
+		else
+			addr->charged += n;
+		pthread_mutex_unlock(&addrs_lock);
+	}
+	if (ok && !mem_reserve(n, may_refuse))
+	{
+		if (addr != NULL)
+		{
+			pthread_mutex_lock(&addrs_lock);
+			addr->charged -= n;
+			pthread_mutex_unlock(&addrs_lock);
+		}
+		ok = false;
+	}
+	return ok;
+}
+
+/* addr_release: give back what addr_charge charged; free an unused slot. */
+static void
+addr_release(AddrSlot *addr, size_t n)
+{
+	mem_release(n);
+	if (addr == NULL)
+		return;
+	pthread_mutex_lock(&addrs_lock);
+	addr->charged -= n;
+	if (addr->conns == 0 && addr->charged == 0)
+		addr->used = false;
+	pthread_mutex_unlock(&addrs_lock);
+}
+
+/* addr_join: the slot of a new connection's address (NULL if none free). */
+static AddrSlot *
+addr_join(const char *ip)
+{
+	AddrSlot   *slot = NULL;
+
+	pthread_mutex_lock(&addrs_lock);
+	for (int i = 0; i < gw_config.max_connections; i++)
+	{
+		if (addrs[i].used && strcmp(addrs[i].ip, ip) == 0)
+		{
+			slot = &addrs[i];
+			break;
+		}
+		if (!addrs[i].used && slot == NULL)
+			slot = &addrs[i];
+	}
+	if (slot != NULL)
+	{
+		if (!slot->used)
+		{
+			memset(slot, 0, sizeof(*slot));
+			snprintf(slot->ip, sizeof(slot->ip), "%s", ip);
+			slot->used = true;
+		}
+		slot->conns++;
+	}
+	pthread_mutex_unlock(&addrs_lock);
+	return slot;
+}
+
+/* addr_leave: a connection of the address closed. */
+static void
+addr_leave(AddrSlot *addr)
+{
+	if (addr == NULL)
+		return;
+	pthread_mutex_lock(&addrs_lock);
+	addr->conns--;
+	if (addr->conns == 0 && addr->charged == 0)
+		addr->used = false;
+	pthread_mutex_unlock(&addrs_lock);
+}
+
+/*
+ * req_charge, req_release: charge a request's memory (a query page before
+ * it is read) to the budget and its address's share.
+ */
+bool
+req_charge(Req *r, size_t n)
+{
+	return addr_charge(r->owner ? r->owner->addr : NULL, n, true);
+}
+
+void
+req_release(Req *r, size_t n)
+{
+	addr_release(r->owner ? r->owner->addr : NULL, n);
+}
+
 /* mem_in_use: the bytes charged now. */
 size_t
 mem_in_use(void)
@@ -139,9 +267,6 @@ mem_in_use(void)
 void
 free_resp(Resp *resp)
 {
-	if (resp->charged)
-		mem_release(resp->charged);
-	resp->charged = 0;
 	buf_free(&resp->body);
 	for (int i = 0; i < resp->nhdr; i++)
 	{
@@ -158,7 +283,7 @@ req_reset(Req *r)
 	free(r->raw_uri);
 	buf_free(&r->body);
 	if (r->body_reserved)
-		mem_release(r->body_reserved);
+		addr_release(r->owner ? r->owner->addr : NULL, r->body_reserved);
 	free_resp(&r->refusal);
 	free(r->raw_path);
 	free(r->rest);
@@ -171,7 +296,12 @@ req_reset(Req *r)
 	if (r->unknown_acct && r->acct != NULL)
 		free(r->acct->name);
 	free(r->unknown_acct ? r->acct : NULL);
-	memset(r, 0, sizeof(*r));
+	{
+		struct Conn *owner = r->owner;
+
+		memset(r, 0, sizeof(*r));
+		r->owner = owner;
+	}
 }
 
 /* conn_of: the context of a libmicrohttpd connection, or NULL. */
@@ -217,6 +347,8 @@ on_connection(void *cls, struct MHD_Connection *connection, void **socket_contex
 			else if (ai->client_addr->sa_family == AF_INET6)
 				inet_ntop(AF_INET6, &((struct sockaddr_in6 *) ai->client_addr)->sin6_addr, c->ip, sizeof(c->ip));
 		}
+		c->addr = addr_join(c->ip);
+		c->req.owner = c;
 		pthread_mutex_lock(&conns_lock);
 		c->next = conns;
 		if (conns)
@@ -238,6 +370,7 @@ on_connection(void *cls, struct MHD_Connection *connection, void **socket_contex
 		c->next->prev = c->prev;
 	pthread_mutex_unlock(&conns_lock);
 	req_reset(&c->req);
+	addr_leave(c->addr);
 	free(c);
 	*socket_context = NULL;
 }
@@ -317,7 +450,7 @@ stream_free(void *cls)
 {
 	Stream	   *s = cls;
 
-	mem_release(s->charged);
+	addr_release(s->addr, s->charged);
 	buf_free(&s->body);
 	free(s);
 }
@@ -339,27 +472,33 @@ send_response(Req *r, Resp *resp)
 	bool		is_read = strcmp(r->method ? r->method : "", "GET") == 0 ||
 		strcmp(r->method ? r->method : "", "HEAD") == 0;
 
+	AddrSlot   *addr = r->owner ? r->owner->addr : NULL;
+
+	/* resp->charged was taken by the handler (query_entities) */
 	if (resp->charged >= resp->body.len)
-		mem_release(resp->charged - resp->body.len);
-	else if (!mem_reserve(resp->body.len - resp->charged,
+		addr_release(addr, resp->charged - resp->body.len);
+	else if (!addr_charge(addr, resp->body.len - resp->charged,
 						  is_read && resp->charged == 0 && resp->body.len > SMALL_RESPONSE))
 	{
+		addr_release(addr, resp->charged);
+		resp->charged = 0;
 		free_resp(resp);
 		resp->ctype = NULL;
 		resp_error(r, resp, 503, "ServerBusy",
 				   "The server is currently unable to receive requests. Please retry your request.",
 				   "the gateway's memory budget is in use");
-		mem_reserve(resp->body.len, false);
+		addr_charge(addr, resp->body.len, false);
 	}
 	resp->charged = 0;
 	s = calloc(1, sizeof(Stream));
 	if (s == NULL)
 	{
-		mem_release(resp->body.len);
+		addr_release(addr, resp->body.len);
 		return MHD_NO;
 	}
 	s->body = resp->body;
 	s->charged = s->body.len;
+	s->addr = addr;
 	memset(&resp->body, 0, sizeof(resp->body));
 	mr = MHD_create_response_from_callback(s->body.len, 32 * 1024, stream_read, s, stream_free);
 	if (mr == NULL)
@@ -435,6 +574,30 @@ header_count(struct MHD_Connection *conn, const char *name)
 }
 
 /*
+ * bad_header: the first header whose name is not an RFC 7230 token (say
+ * "Content-Length " with a blank before the colon, which libmicrohttpd
+ * keeps as a header of another name while a proxy may read it as the
+ * length) or whose value holds a NUL byte (cut short in what the gateway
+ * reads, whole in what a proxy reads).
+ */
+static enum MHD_Result
+check_header(void *cls, enum MHD_ValueKind kind, const char *key, size_t key_size,
+			 const char *value, size_t value_size)
+{
+	const char **bad = cls;
+	static const char tchar[] = "!#$%&'*+-.^_`|~0123456789"
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+	if (key_size == 0 || strspn(key, tchar) != key_size || strlen(key) != key_size ||
+		(value != NULL && strlen(value) != value_size))
+	{
+		*bad = key;
+		return MHD_NO;
+	}
+	return MHD_YES;
+}
+
+/*
  * check_framing: the headers that frame the request or that the gateway
  * reads as one value must each have one meaning: each at most once (Accept
  * and Prefer are lists, which HTTP lets a client split over several
@@ -453,8 +616,25 @@ check_framing(Req *r, Resp *resp, long long *length)
 		"MaxDataServiceVersion",
 	};
 	const char *cl = req_header(r, "Content-Length");
+	const char *te = req_header(r, "Transfer-Encoding");
+	const char *bad = NULL;
 
 	*length = -1;
+	MHD_get_connection_values_n(r->conn, MHD_HEADER_KIND, check_header, &bad);
+	if (bad != NULL)
+	{
+		resp_error(r, resp, 400, "InvalidHeaderValue",
+				   "The value for one of the HTTP headers is not in the correct format.",
+				   "a header name is not a token, or a header value holds a NUL byte");
+		return false;
+	}
+	if (te != NULL && strcasecmp(te, "chunked") != 0)
+	{
+		resp_error(r, resp, 501, "NotImplemented",
+				   "The requested operation is not implemented on the specified resource.",
+				   "the only Transfer-Encoding served is chunked");
+		return false;
+	}
 	for (size_t i = 0; i < sizeof(single) / sizeof(single[0]); i++)
 		if (header_count(r->conn, single[i]) > 1)
 		{
@@ -563,17 +743,7 @@ on_request(void *cls, struct MHD_Connection *connection, const char *url, const 
 		}
 		if (!prepare_request(r, &r->refusal))
 			return refuse(r, length > 0 || chunked);
-		if (length > 0)
-		{
-			if (!mem_reserve((size_t) length, true))
-			{
-				resp_error(r, &r->refusal, 503, "ServerBusy",
-						   "The server is currently unable to receive requests. Please retry your request.",
-						   "the gateway's memory budget is in use");
-				return refuse(r, true);
-			}
-			r->body_reserved = (size_t) length;
-		}
+		/* the body is charged as it arrives, not as announced */
 		return MHD_YES;
 	}
 	if (*upload_data_size != 0)
@@ -595,10 +765,10 @@ on_request(void *cls, struct MHD_Connection *connection, const char *url, const 
 		}
 		if (r->body.len + n > r->body_reserved)
 		{
-			/* a chunked body: charged as it grows */
+			/* charged as it grows, to the budget and the address's share */
 			size_t		more = r->body.len + n - r->body_reserved;
 
-			if (!mem_reserve(more, true))
+			if (!addr_charge(c->addr, more, true))
 			{
 				resp_error(r, &r->refusal, 503, "ServerBusy",
 						   "The server is currently unable to receive requests. Please retry your request.",
@@ -704,6 +874,9 @@ bool
 conn_start(struct MHD_Daemon **daemon, unsigned int flags, struct sockaddr *sa,
 		   struct MHD_OptionItem *tls_opts)
 {
+	addrs = calloc(gw_config.max_connections, sizeof(AddrSlot));
+	if (addrs == NULL)
+		return false;
 	if (pthread_create(&watchdog_thread, NULL, watchdog, NULL) != 0)
 	{
 		fprintf(stderr, "tablestore-gateway: cannot start the watchdog thread\n");

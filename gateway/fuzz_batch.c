@@ -46,7 +46,7 @@ db_call_rows(Req *r, const char *stmt, int nparams, const char *const *values,
 }
 
 bool
-mem_reserve(size_t n, bool may_refuse)
+req_charge(Req *r, size_t n)
 {
 	abort();
 }

@@ -162,6 +162,7 @@ typedef struct Req
 	Account    *acct;
 	bool		unknown_acct;	/* acct is a stand-in that never
 								 * authenticates */
+	struct Conn *owner;			/* the connection it belongs to */
 	char	   *raw_path;		/* path as sent, still percent-encoded */
 	char	   *rest;			/* decoded path after the account */
 	Param		params[GW_MAX_PARAMS];
@@ -230,6 +231,8 @@ extern void handle_request(Req *r, Resp *resp);
 
 /* conn.c: connections, their deadlines, and the memory budget */
 extern bool mem_reserve(size_t n, bool may_refuse);
+extern bool req_charge(Req *r, size_t n);
+extern void req_release(Req *r, size_t n);
 extern void mem_release(size_t n);
 extern size_t mem_in_use(void);
 extern void free_resp(Resp *resp);

@@ -16,6 +16,8 @@
 #include <strings.h>
 #include <time.h>
 
+#include <openssl/evp.h>
+
 /* bad_request: a 400 with a service code and our reason. */
 static void
 bad_request(Req *r, Resp *resp, const char *code, const char *why)
@@ -795,7 +797,7 @@ query_entities(Req *r, Resp *resp, const char *table)
 	vals[5] = nrk;
 
 	/* the page's memory, before the database works for it (conn.c) */
-	if (!mem_reserve(GW_MAX_PAGE_BYTES, true))
+	if (!req_charge(r, GW_MAX_PAGE_BYTES))
 	{
 		resp_error(r, resp, 503, "ServerBusy",
 				   "The server is currently unable to receive requests. Please retry your request.",
@@ -1067,6 +1069,91 @@ service(Req *r, Resp *resp)
 }
 
 /*
+ * body_md5_matches: whether the body matches the request's Content-MD5,
+ * if it has one: Shared Key signs that header, and the service checks it
+ * against the body, so a captured request cannot carry another body.
+ */
+static bool
+body_md5_matches(Req *r)
+{
+	const char *want = req_header(r, "Content-MD5");
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0;
+	char	   *got;
+	bool		ok;
+
+	if (want == NULL)
+		return true;
+	if (EVP_Digest(r->body.data ? r->body.data : "", r->body.len, md, &mdlen, EVP_md5(), NULL) != 1)
+		return false;
+	got = b64_encode(md, mdlen);
+	ok = strcmp(got, want) == 0;
+	free(got);
+	return ok;
+}
+
+/*
+ * sas_precheck: whether the request's SAS may allow its operation, decided
+ * from the URL and headers alone (the operation, the table, the keys when
+ * the URL names them), so that a request its SAS cannot allow is refused
+ * before its body is read or charged.  handle_request checks again with
+ * the body (an insert's keys, each operation of a batch).
+ */
+static bool
+sas_precheck(Req *r, Resp *resp)
+{
+	const char *m = r->method;
+	const char *ifm = req_header(r, "If-Match");
+	char	   *table = NULL,
+			   *pk = NULL,
+			   *rk = NULL;
+	bool		has_keys;
+	bool		ok = true;
+	size_t		n = strlen(r->rest);
+
+	if (r->rest[0] == '\0')
+		return strcmp(m, "GET") != 0 || sas_allows(r, resp, "service_get", NULL, NULL, NULL);
+	if (strcmp(r->rest, "Tables") == 0 || strcmp(r->rest, "Tables()") == 0)
+	{
+		if (strcmp(m, "GET") == 0)
+			return sas_allows(r, resp, "list_tables", NULL, NULL, NULL);
+		if (strcmp(m, "POST") == 0)
+			return sas_allows(r, resp, "create_table", NULL, NULL, NULL);
+		return true;
+	}
+	if (strncmp(r->rest, "Tables('", 8) == 0 && n >= 11 && strcmp(r->rest + n - 2, "')") == 0)
+	{
+		if (strcmp(m, "GET") == 0)
+			return sas_allows(r, resp, "list_tables", NULL, NULL, NULL);
+		if (strcmp(m, "DELETE") == 0)
+		{
+			table = xstrndup(r->rest + 8, n - 10);
+			ok = sas_allows(r, resp, "delete_table", table, NULL, NULL);
+			free(table);
+		}
+		return ok;
+	}
+	if (strcmp(r->rest, "$batch") == 0 || !parse_entity_path(r->rest, &table, &pk, &rk, &has_keys))
+		return true;
+	if (!has_keys && strcmp(m, "GET") == 0)
+		ok = sas_allows(r, resp, "query", table, NULL, NULL);
+	else if (!has_keys && strcmp(m, "POST") == 0)
+		ok = sas_allows(r, resp, "insert", table, NULL, NULL);
+	else if (has_keys && strcmp(m, "GET") == 0)
+		ok = sas_allows(r, resp, "get", table, pk, rk);
+	else if (has_keys && strcmp(m, "PUT") == 0)
+		ok = sas_allows(r, resp, ifm ? "update" : "insert_or_replace", table, pk, rk);
+	else if (has_keys && (strcmp(m, "MERGE") == 0 || strcmp(m, "PATCH") == 0))
+		ok = sas_allows(r, resp, ifm ? "merge" : "insert_or_merge", table, pk, rk);
+	else if (has_keys && strcmp(m, "DELETE") == 0)
+		ok = sas_allows(r, resp, "delete", table, pk, rk);
+	free(table);
+	free(pk);
+	free(rk);
+	return ok;
+}
+
+/*
  * prepare_request: everything that can be decided from the request line
  * and headers, before the body is read: the URL taken apart, the account,
  * the payload format, X-HTTP-Method, and authentication.  False with the
@@ -1106,8 +1193,13 @@ prepare_request(Req *r, Resp *resp)
 		(r->rest[strlen(r->acct->name)] == '/' || r->rest[strlen(r->acct->name)] == '\0') &&
 		req_param(r, "restype") != NULL)
 		r->rest[0] = '\0';
-	if (r->rest[0] == '\0')
-		r->xml = true;
+	/*
+	 * Until the request is authenticated its errors come as XML only where
+	 * the service's are XML whatever the path (restype, comp): the path's
+	 * shape depends on whether the account exists (an unknown host label
+	 * falls back to path-style), and the answer must not tell.
+	 */
+	r->xml = req_param(r, "restype") != NULL || req_param(r, "comp") != NULL;
 	if (!r->xml && !negotiate(r, resp))
 		goto out;
 	if (xm != NULL)
@@ -1136,7 +1228,10 @@ prepare_request(Req *r, Resp *resp)
 	}
 	if (xm != NULL)
 		r->method = xm;
-	ok = true;
+	if (r->rest[0] == '\0')
+		r->xml = true;
+	/* what a SAS cannot allow is refused before its body is read */
+	ok = !r->sas.present || sas_precheck(r, resp);
 out:
 	free(uri);
 	return ok;
@@ -1155,6 +1250,14 @@ handle_request(Req *r, Resp *resp)
 			   *pk = NULL,
 			   *rk = NULL;
 	bool		has_keys;
+
+	if (!body_md5_matches(r))
+	{
+		resp_error(r, resp, 400, "Md5Mismatch",
+				   "The MD5 value specified in the request did not match the MD5 value calculated by the server.",
+				   NULL);
+		return;
+	}
 
 	if (r->rest[0] == '\0')
 		service(r, resp);

@@ -10,6 +10,7 @@
  */
 #include "gateway.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -551,16 +552,25 @@ new_uuid(char *out)
 
 /*
  * pct_decode: percent-decode in place with libmicrohttpd's decoder ('+'
- * stays '+', as SAS signatures need).  False if the result holds a NUL
- * byte or is not valid UTF-8, neither of which any name, key or value of
- * the protocol may contain.
+ * stays '+', as SAS signatures need).  False if a '%' is not followed by
+ * two hex digits, or the result holds a NUL byte or is not valid UTF-8,
+ * none of which any name, key or value of the protocol may contain.
  */
 bool
 pct_decode(char *s)
 {
-	size_t		n = MHD_http_unescape(s);
+	size_t		n;
 	const unsigned char *p = (const unsigned char *) s;
 	size_t		i = 0;
+
+	/*
+	 * libmicrohttpd's decoder keeps a '%' not followed by two hex digits as
+	 * it is, so "a%zz" and "a%25zz" would be one key: refuse it instead
+	 */
+	for (const char *c = s; *c; c++)
+		if (*c == '%' && !(isxdigit((unsigned char) c[1]) && isxdigit((unsigned char) c[2])))
+			return false;
+	n = MHD_http_unescape(s);
 
 	if (strlen(s) != n)
 		return false;

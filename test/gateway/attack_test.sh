@@ -12,6 +12,11 @@
 #   9   Shared Key signs the method on the wire (X-HTTP-Method)
 #   13  strict parsing: $top, framing headers, repeated headers,
 #       continuation tokens
+#   14  what an outside attack of the fixed gateway found: a SAS that cannot
+#       allow a write holds no memory for its body, nor does an announced
+#       body that never comes; header names that are not tokens;
+#       unknown Transfer-Encodings; a host-style unknown account
+#       answered as a known one; malformed percent-encoding; Content-MD5
 # "attack_test.sh setup" makes what they need on the server at PGHOST:
 # databases gwatk (devstoreaccount1, role gwt_dev) and gwatk_other (account
 # other, role gwt_other), and the login role gwt_auth.  run.sh does it once
@@ -28,7 +33,7 @@ GW_BIN_ASAN=${GW_BIN_ASAN:-gateway/tablestore-gateway-asan}
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
 export GW_DEV_KEY="Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
 db="host=$PGHOST port=${PGPORT:-5432} user=gwt_auth"
-test_no=${1:?usage: attack_test.sh setup|1|2|3|4|6|7|8|9|13}
+test_no=${1:?usage: attack_test.sh setup|1|2|3|4|6|7|8|9|13|14}
 
 if [ "$test_no" = setup ]; then
 	export PGOPTIONS="-c client_min_messages=warning"
@@ -623,8 +628,95 @@ t13() {
 }
 enc() { printf '%s' "$1" | sed 's/%/%25/g; s/+/%2B/g; s/\//%2F/g; s/=/%3D/g; s/:/%3A/g; s/!/%21/g'; }
 
+# hold N SRC HEAD: N connections from source address SRC that send HEAD (a
+# request's line and headers) and then nothing; their pids in $holders
+holders=
+hold() {
+	local n=$1 src=$2 head=$3
+	$py -c '
+import socket, sys, time
+n, src, port, head = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), sys.argv[4]
+socks = []
+for i in range(n):
+    s = socket.socket(); s.bind((src, 0)); s.connect(("127.0.0.1", port))
+    s.sendall(head.replace("\\r\\n", "\r\n").encode()); socks.append(s)
+print("held", flush=True)
+time.sleep(30)
+' "$n" "$src" "$GW_PORT" "$head" >"$dir/hold.$src" 2>&1 &
+	holders="$holders $!"
+	for _ in $(seq 50); do grep -q held "$dir/hold.$src" && break; sleep 0.1; done
+}
+
+t14() {
+	local other_key se sig q d
+	other_key=$(openssl rand -base64 64 | tr -d '\n')
+	printf 'devstoreaccount1 %s gwt_dev\nother %s gwt_other gwatk_other\n' "$GW_DEV_KEY" "$other_key" >"$dir/accounts"
+	# a budget of 16 MiB: four announced 4 MiB bodies would have taken it all
+	start outside "$GW_BIN_ASAN" --accounts-file "$dir/accounts" --memory-budget 16 || return
+	as_account other "$other_key"
+	call POST "/$acct/Tables" -H "$J" --data '{"TableName":"victim"}'
+	expect "other makes a table" 201
+	as_account devstoreaccount1 "$GW_DEV_KEY"
+	call POST "/$acct/Tables" -H "$J" --data '{"TableName":"sastab"}'
+	expect "devstoreaccount1 makes a table" 201
+	# a read-only table SAS announcing 4 MiB bodies on 8 connections: refused
+	# from its headers (the SAS cannot allow an insert), nothing charged
+	se=$(date -u -d '+1 hour' '+%Y-%m-%dT%H:%M:%SZ')
+	sig=$(hmac "r"$'\n\n'"$se"$'\n'"/table/$acct/sastab"$'\n\n\n\n'"2019-02-02"$'\n\n\n\n' | sed 's/+/%2B/g; s/\//%2F/g; s/=/%3D/g')
+	q="sv=2019-02-02&tn=sastab&sp=r&se=$(sed 's/:/%3A/g' <<<"$se")&sig=$sig"
+	hold 8 127.0.0.3 "POST /$acct/sastab?$q HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 4194304\r\n\r\n"
+	raw POST "/$acct/sastab?$q" -H "$J" -H "Expect: 100-continue" --data '{"PartitionKey":"p","RowKey":"1"}'
+	expect "a read-only SAS's insert: refused from its headers" 403 AuthorizationPermissionMismatch
+	# signed requests that announce 4 MiB and send nothing: nothing charged
+	d=$(now)
+	hold 8 127.0.0.4 "POST /$acct/sastab HTTP/1.1\r\nHost: x\r\nx-ms-date: $d\r\nAuthorization: SharedKeyLite $acct:$(hmac "$d"$'\n'"/$acct/$acct/sastab")\r\nContent-Type: application/json\r\nContent-Length: 4194304\r\n\r\n"
+	as_account other "$other_key"
+	call GET "/$acct/victim()"
+	expect "another account's query while 16 bodies are announced and never sent" 200
+	call POST "/$acct/victim" -H "$J" --data '{"PartitionKey":"a","RowKey":"w"}'
+	expect "and its insert" 201
+	for p in $holders; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+	holders=
+	as_account devstoreaccount1 "$GW_DEV_KEY"
+	# framing: header names with a blank before the colon, an unknown
+	# Transfer-Encoding (a NUL in a value cannot be seen: libmicrohttpd ends
+	# the value there, README)
+	local e='{"PartitionKey":"f","RowKey":"2"}'
+	signed_file "$tmp/r" POST "/$acct/sastab" "Content-Length : ${#e}\r\n" "$e"
+	rawsock "$tmp/r"
+	check "'Content-Length :' (a blank before the colon): 400, closed ($code $sockend)" test "$code" = 400 -a "$sockend" = closed
+	signed_file "$tmp/r" POST "/$acct/sastab" "Transfer-Encoding\t: chunked\r\n" "$e"
+	rawsock "$tmp/r"
+	check "'Transfer-Encoding<TAB>:': 400, closed ($code $sockend)" test "$code" = 400 -a "$sockend" = closed
+	signed_file "$tmp/r" POST "/$acct/sastab" "Transfer-Encoding: gzip\r\n" "$e"
+	rawsock "$tmp/r"
+	check "Transfer-Encoding gzip: 501, closed ($code $sockend)" test "$code" = 501 -a "$sockend" = closed
+	call GET "/$acct/sastab(PartitionKey='f',RowKey='2')"
+	expect "none of them inserted" 404
+	# an unknown account host-style gets what a known one with a wrong key gets
+	local known unknown
+	raw GET "/Tables" -H "Host: $acct.table.tstest" -H "x-ms-date: $(now)" -H "Authorization: SharedKeyLite $acct:AAAA"
+	known="$code $err $(grep -i '^Content-Type:' "$tmp/hdr" | tr -d '\r')"
+	raw GET "/Tables" -H "Host: nosuchacct.table.tstest" -H "x-ms-date: $(now)" -H "Authorization: SharedKeyLite nosuchacct:AAAA"
+	unknown="$code $err $(grep -i '^Content-Type:' "$tmp/hdr" | tr -d '\r')"
+	check "host-style: unknown and known account answered alike ($known / $unknown)" test "$known" = "$unknown"
+	# malformed percent-encoding is a 400, not literal text
+	call PUT "/$acct/sastab(PartitionKey='p',RowKey='a%zz')" -H "$J" --data '{"v":1}'
+	expect "a '%' without two hex digits in the path" 400 InvalidUri
+	call GET "/$acct/sastab()?\$filter=RowKey%20eq%20'a%zz'"
+	expect "and in a query parameter" 400 InvalidQueryParameterValue
+	# Content-MD5 is checked against the body
+	call POST "/$acct/sastab" -H "$J" -H "Content-MD5: $(printf '%s' '{"PartitionKey":"m","RowKey":"1"}' | openssl dgst -md5 -binary | base64)" \
+		--data '{"PartitionKey":"m","RowKey":"1"}'
+	expect "a body that matches its Content-MD5" 201
+	call POST "/$acct/sastab" -H "$J" -H "Content-MD5: $(printf 'other' | openssl dgst -md5 -binary | base64)" \
+		--data '{"PartitionKey":"m","RowKey":"2"}'
+	expect "a body that does not" 400 Md5Mismatch
+	stop
+}
+
 case "$test_no" in
-	1 | 2 | 3 | 4 | 6 | 7 | 8 | 9 | 13) "t$test_no" ;;
+	1 | 2 | 3 | 4 | 6 | 7 | 8 | 9 | 13 | 14) "t$test_no" ;;
 	*) echo "no test $test_no"; exit 2 ;;
 esac
 echo "$pass passed, $fail failed"

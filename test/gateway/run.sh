@@ -158,6 +158,7 @@ step "finding 7: one answer for unknown account and bad signature" bash test/gat
 step "finding 8: accounts are isolated" bash test/gateway/attack_test.sh 8
 step "finding 9: Shared Key signs the method on the wire" bash test/gateway/attack_test.sh 9
 step "finding 13: strict framing, \$top and continuation tokens" bash test/gateway/attack_test.sh 13
+step "an outside attack's findings: SAS and memory, header names, percent-encoding, Content-MD5" bash test/gateway/attack_test.sh 14
 
 # the parsers of untrusted bytes under libFuzzer, seeded with JavaScript-
 # and Python-style batches and an entity path (GW_FUZZ_SECONDS, default 15)
