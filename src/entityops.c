@@ -42,6 +42,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/resowner.h"
+#include "utils/syscache.h"
 #include "utils/rls.h"
 #include "utils/snapmgr.h"
 
@@ -140,12 +141,38 @@ plans_invalidate(Datum arg, Oid relid)
 	{
 		p = hash_search(plan_cache, &relid, HASH_FIND, NULL);
 		if (p != NULL)
+		{
 			p->stale = plan_cache_has_stale = true;
+			p->checks.valid = false;
+		}
 		return;
 	}
 	hash_seq_init(&seq, plan_cache);
 	while ((p = hash_seq_search(&seq)) != NULL)
+	{
 		p->stale = plan_cache_has_stale = true;
+		p->checks.valid = false;
+	}
+}
+
+/*
+ * Syscache invalidation callback for functions and types: the planned CHECK
+ * expressions of every relation may have inlined an SQL function or depend
+ * on a type (see TsCheckCache); make them all again.  Nothing is freed here
+ * (a write may be using them); a write plans from the cache only once and
+ * evaluates a copy.
+ */
+static void
+checks_invalidate(Datum arg, int cacheid, uint32 hashvalue)
+{
+	HASH_SEQ_STATUS seq;
+	RelPlans   *p;
+
+	if (plan_cache == NULL)
+		return;
+	hash_seq_init(&seq, plan_cache);
+	while ((p = hash_seq_search(&seq)) != NULL)
+		p->checks.valid = false;
 }
 
 /* At the end of a transaction no call uses any statements. */
@@ -239,6 +266,8 @@ ts_get_plans(Oid relid, const char *relname, Oid keyindex)
 		plan_cache = hash_create("tablestore plan cache", PLAN_CACHE_SIZE, &ctl,
 								 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 		CacheRegisterRelcacheCallback(plans_invalidate, (Datum) 0);
+		CacheRegisterSyscacheCallback(PROCOID, checks_invalidate, (Datum) 0);
+		CacheRegisterSyscacheCallback(TYPEOID, checks_invalidate, (Datum) 0);
 		RegisterXactCallback(plans_xact_callback, NULL);
 	}
 	plans_sweep();
@@ -298,7 +327,7 @@ ts_plans_keyindex(RelPlans *plans)
 	return plans->keyindex;
 }
 
-/* The compiled CHECK constraints of a cache entry (see TsCheckCache). */
+/* The planned CHECK constraints of a cache entry (see TsCheckCache). */
 TsCheckCache *
 ts_plans_checks(RelPlans *plans)
 {
