@@ -35,6 +35,7 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
+#include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
@@ -81,6 +82,8 @@ struct RelPlans
 static HTAB *plan_cache = NULL;
 static uint64 plan_clock = 0;
 static bool plan_cache_has_stale = false;
+
+static void check_insert_privilege(RelPlans *plans);
 
 /* The largest number of rounds an upsert makes before giving up. */
 #define UPSERT_MAX_ROUNDS	100
@@ -789,6 +792,15 @@ ts_apply_op(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional, int64
 		return;
 	}
 
+	/*
+	 * An upsert needs INSERT as much as UPDATE (and SELECT) whether or not
+	 * the entity exists, as on the direct path; here the INSERT statement
+	 * (whose executor would check it) runs only for a new entity: check it
+	 * as that executor would, on the table or on every column it writes.
+	 */
+	if (kind == TS_OP_INSERT_OR_REPLACE || kind == TS_OP_INSERT_OR_MERGE)
+		check_insert_privilege(plans);
+
 	switch (kind)
 	{
 		case TS_OP_INSERT:
@@ -872,6 +884,22 @@ ts_apply_op(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional, int64
 			result->props = old.props;
 			break;
 	}
+}
+
+/*
+ * Raise the error of INSERT's privilege check unless the role may insert
+ * entity rows into the relation: INSERT on it, or on each of its columns.
+ */
+static void
+check_insert_privilege(RelPlans *plans)
+{
+	Oid			userid = GetUserId();
+
+	if (pg_class_aclcheck(plans->relid, userid, ACL_INSERT) == ACLCHECK_OK)
+		return;
+	for (AttrNumber att = TS_ATT_PK; att <= TS_ATT_PROPS; att++)
+		if (pg_attribute_aclcheck(plans->relid, att, userid, ACL_INSERT) != ACLCHECK_OK)
+			aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, plans->relname);
 }
 
 /*

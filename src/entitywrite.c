@@ -27,7 +27,8 @@
  * relation attached as a partition: 23514; an UPDATE checks the partition
  * first, as ExecUpdate does), every index through ExecInsertIndexTuples
  * (so a unique or exclusion index the owner added raises its own error,
- * naming it), the replica identity before an update or delete, and a row
+ * naming it), the replica identity before any row is looked at, for every
+ * write but an insert (as for the SPI path's UPDATE or DELETE), and a row
  * changed by the write's own CHECK function (a re-entrant write) is 27000,
  * as ExecUpdate and ExecDelete raise it.  test/sql/write_executor.sql
  * compares the two paths and plain SQL under each of these conditions.
@@ -590,7 +591,6 @@ update_locked(DirectWrite *w, TsOpKind kind, TsEntity *e, ItemPointer tid, TsOpR
 	result->props = props;
 
 	store_row(w, e->partition_key, e->row_key, result->ts, props, true);
-	CheckCmdReplicaIdentity(w->heap, CMD_UPDATE);
 	res = table_tuple_update(w->heap, tid, w->newslot, w->cid, w->estate->es_snapshot, InvalidSnapshot,
 							 true, &tmfd, &lockmode, &update_indexes);
 	if (res == TM_SelfModified)
@@ -731,6 +731,14 @@ ts_direct_apply(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional, i
 	result->props = e->props;
 	result->ts = 0;
 	direct_begin(&w, plans);
+
+	/*
+	 * ExecInitModifyTable's check of the replica identity, before any row is
+	 * looked at: for the UPDATE or DELETE the SPI path runs (first, for an
+	 * upsert, whether or not the key exists)
+	 */
+	if (kind != TS_OP_INSERT)
+		CheckCmdReplicaIdentity(w.heap, kind == TS_OP_DELETE ? CMD_DELETE : CMD_UPDATE);
 	for (int round = 0;; round++)
 	{
 		retry = false;
@@ -800,7 +808,6 @@ ts_direct_apply(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional, i
 					TM_FailureData tmfd;
 					TM_Result	res;
 
-					CheckCmdReplicaIdentity(w.heap, CMD_DELETE);
 					res = table_tuple_delete(w.heap, &tid, w.cid, w.estate->es_snapshot, InvalidSnapshot,
 											 true, &tmfd, false);
 					if (res == TM_SelfModified)
