@@ -346,6 +346,9 @@ lock_entity(DirectWrite *w, text *pk, text *rk, LockTupleMode mode, ItemPointer 
  * search_path.  Whatever fails leaves no trees behind, so that the next
  * write plans them again.  An invalidation arriving while planning leaves
  * the trees marked invalid: the write uses them, the next one plans again.
+ * Planning can run code (an immutable function of constant arguments is
+ * evaluated), even a write of this relation: that write finds the cache
+ * being built and plans its own (prepare_checks).
  */
 static void
 build_checks(TsCheckCache *cache, Relation heap)
@@ -369,6 +372,7 @@ build_checks(TsCheckCache *cache, Relation heap)
 	cxt = AllocSetContextCreate(TopMemoryContext, "tablestore check constraints",
 								ALLOCSET_SMALL_SIZES);
 	cache->valid = true;
+	cache->building = true;
 	PG_TRY();
 	{
 		old = MemoryContextSwitchTo(cxt);
@@ -385,10 +389,12 @@ build_checks(TsCheckCache *cache, Relation heap)
 	PG_CATCH();
 	{
 		cache->valid = false;
+		cache->building = false;
 		MemoryContextDelete(cxt);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
+	cache->building = false;
 	cache->cxt = cxt;
 	cache->constr = constr;
 	cache->userid = GetUserId();
@@ -414,20 +420,37 @@ prepare_checks(DirectWrite *w)
 	Expr	  **trees;
 	int			n;
 
-	if (!cache->valid || cache->constr != (void *) constr ||
-		(cache->n > 0 && (cache->userid != GetUserId() ||
-						  !OverrideSearchPathMatchesCurrent(cache->search_path))))
-		build_checks(cache, w->heap);
-	n = cache->n;
-	old = MemoryContextSwitchTo(w->estate->es_query_cxt);
-	trees = palloc(sizeof(Expr *) * Max(n, 1));
-	w->checks = palloc(sizeof(ExprState *) * Max(n, 1));
-	w->checknames = palloc(sizeof(char *) * Max(n, 1));
-	/* copy first: initializing may run code that plans the cache again */
-	for (int i = 0; i < n; i++)
+	if (cache->building)
 	{
-		trees[i] = copyObject(cache->exprs[i]);
-		w->checknames[i] = pstrdup(cache->names[i]);
+		/* a write made while the cache is planned: plan as ExecRelCheck */
+		n = constr ? constr->num_check : 0;
+		old = MemoryContextSwitchTo(w->estate->es_query_cxt);
+		trees = palloc(sizeof(Expr *) * Max(n, 1));
+		w->checks = palloc(sizeof(ExprState *) * Max(n, 1));
+		w->checknames = palloc(sizeof(char *) * Max(n, 1));
+		for (int i = 0; i < n; i++)
+		{
+			trees[i] = expression_planner(stringToNode(constr->check[i].ccbin));
+			w->checknames[i] = pstrdup(constr->check[i].ccname);
+		}
+	}
+	else
+	{
+		if (!cache->valid || cache->constr != (void *) constr ||
+			(cache->n > 0 && (cache->userid != GetUserId() ||
+							  !OverrideSearchPathMatchesCurrent(cache->search_path))))
+			build_checks(cache, w->heap);
+		n = cache->n;
+		old = MemoryContextSwitchTo(w->estate->es_query_cxt);
+		trees = palloc(sizeof(Expr *) * Max(n, 1));
+		w->checks = palloc(sizeof(ExprState *) * Max(n, 1));
+		w->checknames = palloc(sizeof(char *) * Max(n, 1));
+		/* copy first: initializing may run code that plans the cache again */
+		for (int i = 0; i < n; i++)
+		{
+			trees[i] = copyObject(cache->exprs[i]);
+			w->checknames[i] = pstrdup(cache->names[i]);
+		}
 	}
 	for (int i = 0; i < n; i++)
 		w->checks[i] = ExecInitExpr(trees[i], NULL);

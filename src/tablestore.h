@@ -214,6 +214,7 @@ typedef struct RelPlans RelPlans;
 typedef struct TsCheckCache
 {
 	bool		valid;			/* false: make the trees again */
+	bool		building;		/* being made (planning may run code) */
 	void	   *constr;			/* the TupleConstr they were made from */
 	Oid			userid;			/* the role they were planned for */
 	struct OverrideSearchPath *search_path; /* and the search_path */

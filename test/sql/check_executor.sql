@@ -103,8 +103,39 @@ SELECT tablestore.insert_entity('ChkStale', '{"PartitionKey":"p","RowKey":"3","w
 SELECT tablestore.insert_entity('ChkStale', '{"PartitionKey":"p","RowKey":"4","n":5,"w":"cd"}') IS NOT NULL;
 SELECT rk FROM tablestore_data.chkstale ORDER BY rk;
 
+-- 6. planning a CHECK runs code (an immutable function of constants is
+-- evaluated): a write that code makes of the same table is checked in
+-- full (23514 here, for the inner row), as plain SQL checks it
+SELECT tablestore.create_table('ChkPlan') IS NOT NULL;
+CREATE FUNCTION regress_chk.at_plan(n int) RETURNS boolean LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+	IF current_setting('regress_chk.planned', true) IS DISTINCT FROM 'yes' THEN
+		PERFORM set_config('regress_chk.planned', 'yes', false);
+		PERFORM tablestore.insert_entity('ChkPlan', '{"PartitionKey":"p","RowKey":"inner"}');
+	END IF;
+	RETURN n > 0;
+END $$;
+SET regress_chk.planned = 'yes';
+ALTER TABLE tablestore_data.chkplan ADD CONSTRAINT has_ok CHECK (props ? 'ok');
+ALTER TABLE tablestore_data.chkplan ADD CONSTRAINT at_plan CHECK (regress_chk.at_plan(1));
+SELECT tablestore.insert_entity('ChkPlan', '{"PartitionKey":"p","RowKey":"first","ok":1}') IS NOT NULL;
+-- the function replaced: the trees are planned again by the next write
+CREATE OR REPLACE FUNCTION regress_chk.at_plan(n int) RETURNS boolean LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+	IF current_setting('regress_chk.planned', true) IS DISTINCT FROM 'yes' THEN
+		PERFORM set_config('regress_chk.planned', 'yes', false);
+		PERFORM tablestore.insert_entity('ChkPlan', '{"PartitionKey":"p","RowKey":"inner"}');
+	END IF;
+	RETURN n > 0;
+END $$;
+SET regress_chk.planned = '';
+SELECT tablestore.insert_entity('ChkPlan', '{"PartitionKey":"p","RowKey":"outer","ok":1}') IS NOT NULL;
+SET regress_chk.planned = '';
+INSERT INTO tablestore_data.chkplan VALUES ('p', 'q', now(), '{"ok":1}');
+SELECT rk FROM tablestore_data.chkplan ORDER BY rk;
+
 -- clean up
-SELECT tablestore.delete_table(t) FROM unnest(ARRAY['ChkSqlFn', 'ChkReenter', 'ChkAcct', 'ChkWholeRow', 'ChkStale']) t;
+SELECT tablestore.delete_table(t) FROM unnest(ARRAY['ChkSqlFn', 'ChkReenter', 'ChkAcct', 'ChkWholeRow', 'ChkStale', 'ChkPlan']) t;
 DROP SCHEMA regress_chk CASCADE;
 DROP OWNED BY regress_chk_own, regress_chk_wr;
 DROP ROLE regress_chk_own;
