@@ -292,7 +292,11 @@ parse_batch(Jsonb *ops, int *nops)
 
 /*
  * Take the batch lock of partition pk of relation relid, until the end of
- * the transaction.  Hash collisions only serialize more than needed.
+ * the transaction.  Hash collisions only serialize more than needed.  A lock
+ * plain SQL does not take: a transaction that holds a row lock of the
+ * partition (a single-entity write) and then waits here for a batch that
+ * waits for that row is a deadlock plain SQL would not have (40P01); the
+ * README's Concurrency section says when, and why the lock stays.
  */
 static void
 lock_partition(Oid relid, text *pk)

@@ -35,6 +35,7 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
+#include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
@@ -42,6 +43,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/resowner.h"
+#include "utils/syscache.h"
 #include "utils/rls.h"
 #include "utils/snapmgr.h"
 
@@ -80,6 +82,8 @@ struct RelPlans
 static HTAB *plan_cache = NULL;
 static uint64 plan_clock = 0;
 static bool plan_cache_has_stale = false;
+
+static void check_insert_privilege(RelPlans *plans);
 
 /* The largest number of rounds an upsert makes before giving up. */
 #define UPSERT_MAX_ROUNDS	100
@@ -140,12 +144,38 @@ plans_invalidate(Datum arg, Oid relid)
 	{
 		p = hash_search(plan_cache, &relid, HASH_FIND, NULL);
 		if (p != NULL)
+		{
 			p->stale = plan_cache_has_stale = true;
+			p->checks.valid = false;
+		}
 		return;
 	}
 	hash_seq_init(&seq, plan_cache);
 	while ((p = hash_seq_search(&seq)) != NULL)
+	{
 		p->stale = plan_cache_has_stale = true;
+		p->checks.valid = false;
+	}
+}
+
+/*
+ * Syscache invalidation callback for functions and types: the planned CHECK
+ * expressions of every relation may have inlined an SQL function or depend
+ * on a type (see TsCheckCache); make them all again.  Nothing is freed here
+ * (a write may be using them); a write plans from the cache only once and
+ * evaluates a copy.
+ */
+static void
+checks_invalidate(Datum arg, int cacheid, uint32 hashvalue)
+{
+	HASH_SEQ_STATUS seq;
+	RelPlans   *p;
+
+	if (plan_cache == NULL)
+		return;
+	hash_seq_init(&seq, plan_cache);
+	while ((p = hash_seq_search(&seq)) != NULL)
+		p->checks.valid = false;
 }
 
 /* At the end of a transaction no call uses any statements. */
@@ -239,6 +269,8 @@ ts_get_plans(Oid relid, const char *relname, Oid keyindex)
 		plan_cache = hash_create("tablestore plan cache", PLAN_CACHE_SIZE, &ctl,
 								 HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 		CacheRegisterRelcacheCallback(plans_invalidate, (Datum) 0);
+		CacheRegisterSyscacheCallback(PROCOID, checks_invalidate, (Datum) 0);
+		CacheRegisterSyscacheCallback(TYPEOID, checks_invalidate, (Datum) 0);
 		RegisterXactCallback(plans_xact_callback, NULL);
 	}
 	plans_sweep();
@@ -298,7 +330,7 @@ ts_plans_keyindex(RelPlans *plans)
 	return plans->keyindex;
 }
 
-/* The compiled CHECK constraints of a cache entry (see TsCheckCache). */
+/* The planned CHECK constraints of a cache entry (see TsCheckCache). */
 TsCheckCache *
 ts_plans_checks(RelPlans *plans)
 {
@@ -760,6 +792,15 @@ ts_apply_op(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional, int64
 		return;
 	}
 
+	/*
+	 * An upsert needs INSERT as much as UPDATE (and SELECT) whether or not
+	 * the entity exists, as on the direct path; here the INSERT statement
+	 * (whose executor would check it) runs only for a new entity: check it
+	 * as that executor would, on the table or on every column it writes.
+	 */
+	if (kind == TS_OP_INSERT_OR_REPLACE || kind == TS_OP_INSERT_OR_MERGE)
+		check_insert_privilege(plans);
+
 	switch (kind)
 	{
 		case TS_OP_INSERT:
@@ -843,6 +884,22 @@ ts_apply_op(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional, int64
 			result->props = old.props;
 			break;
 	}
+}
+
+/*
+ * Raise the error of INSERT's privilege check unless the role may insert
+ * entity rows into the relation: INSERT on it, or on each of its columns.
+ */
+static void
+check_insert_privilege(RelPlans *plans)
+{
+	Oid			userid = GetUserId();
+
+	if (pg_class_aclcheck(plans->relid, userid, ACL_INSERT) == ACLCHECK_OK)
+		return;
+	for (AttrNumber att = TS_ATT_PK; att <= TS_ATT_PROPS; att++)
+		if (pg_attribute_aclcheck(plans->relid, att, userid, ACL_INSERT) != ACLCHECK_OK)
+			aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, plans->relname);
 }
 
 /*

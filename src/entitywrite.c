@@ -8,8 +8,10 @@
  * path does what the executor would do for that statement, directly: probe
  * the key index, lock the entity's latest row version, check the If-Match
  * condition on it, and insert, update or delete through table_tuple_* and
- * ExecInsertIndexTuples, with the relation's CHECK constraints compiled
- * once per relation and checked as ExecConstraints would.  It serves a write
+ * ExecInsertIndexTuples, with the relation's CHECK constraints checked as
+ * ExecConstraints would: planned once per relation, role and search_path
+ * (until a function, type or the relation changes), with expression state
+ * made for each write in its own executor state (see TsCheckCache).  It serves a write
  * when nothing that only the executor applies is in play: the relation has
  * no triggers (nor foreign keys, which are triggers) and row-level security
  * does not apply to the caller, and the caller holds every privilege the
@@ -25,7 +27,8 @@
  * relation attached as a partition: 23514; an UPDATE checks the partition
  * first, as ExecUpdate does), every index through ExecInsertIndexTuples
  * (so a unique or exclusion index the owner added raises its own error,
- * naming it), the replica identity before an update or delete, and a row
+ * naming it), the replica identity before any row is looked at, for every
+ * write but an insert (as for the SPI path's UPDATE or DELETE), and a row
  * changed by the write's own CHECK function (a re-entrant write) is 27000,
  * as ExecUpdate and ExecDelete raise it.  test/sql/write_executor.sql
  * compares the two paths and plain SQL under each of these conditions.
@@ -68,6 +71,7 @@
 #include "access/tableam.h"
 #include "access/xact.h"
 #include "access/sysattr.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
@@ -99,6 +103,10 @@ typedef struct DirectWrite
 	TupleTableSlot *oldslot;	/* the row version found or locked */
 	TupleTableSlot *newslot;	/* the row version written */
 	CommandId	cid;
+	bool		checks_ready;	/* the CHECK constraints' state is made */
+	int			nchecks;
+	ExprState **checks;			/* made for this write, in estate */
+	char	  **checknames;
 } DirectWrite;
 
 /*
@@ -179,6 +187,8 @@ direct_begin(DirectWrite *w, RelPlans *plans)
 	ExecOpenIndices(w->rri, false);
 	w->oldslot = table_slot_create(w->heap, &w->estate->es_tupleTable);
 	w->newslot = table_slot_create(w->heap, &w->estate->es_tupleTable);
+	w->checks_ready = false;
+	w->nchecks = 0;
 }
 
 /* Release what direct_begin set up. */
@@ -331,36 +341,122 @@ lock_entity(DirectWrite *w, text *pk, text *rk, LockTupleMode mode, ItemPointer 
 }
 
 /*
- * Compile the CHECK constraints of the relation into the cache, as
- * ExecRelCheck would for each statement.
+ * Plan the CHECK constraints of the relation into the cache, as ExecRelCheck
+ * plans them for each statement (ExecPrepareExpr): for the current role and
+ * search_path.  Whatever fails leaves no trees behind, so that the next
+ * write plans them again.  An invalidation arriving while planning leaves
+ * the trees marked invalid: the write uses them, the next one plans again.
+ * Planning can run code (an immutable function of constant arguments is
+ * evaluated), even a write of this relation: that write finds the cache
+ * being built and plans its own (prepare_checks).
  */
 static void
 build_checks(TsCheckCache *cache, Relation heap)
 {
 	TupleConstr *constr = heap->rd_att->constr;
+	MemoryContext cxt;
 	MemoryContext old;
 
 	if (cache->cxt != NULL)
 		MemoryContextDelete(cache->cxt);
 	cache->cxt = NULL;
 	cache->n = 0;
-	cache->constr = constr;
+	cache->valid = false;
 	if (constr == NULL || constr->num_check == 0)
-		return;
-	cache->cxt = AllocSetContextCreate(TopMemoryContext, "tablestore check constraints",
-									   ALLOCSET_SMALL_SIZES);
-	old = MemoryContextSwitchTo(cache->cxt);
-	cache->states = palloc(sizeof(ExprState *) * constr->num_check);
-	cache->names = palloc(sizeof(char *) * constr->num_check);
-	for (int i = 0; i < constr->num_check; i++)
 	{
-		Expr	   *expr = expression_planner(stringToNode(constr->check[i].ccbin));
-
-		cache->states[i] = ExecInitExpr(expr, NULL);
-		cache->names[i] = pstrdup(constr->check[i].ccname);
+		cache->constr = constr;
+		cache->userid = InvalidOid;
+		cache->valid = true;
+		return;
 	}
+	cxt = AllocSetContextCreate(TopMemoryContext, "tablestore check constraints",
+								ALLOCSET_SMALL_SIZES);
+	cache->valid = true;
+	cache->building = true;
+	PG_TRY();
+	{
+		old = MemoryContextSwitchTo(cxt);
+		cache->exprs = palloc(sizeof(Expr *) * constr->num_check);
+		cache->names = palloc(sizeof(char *) * constr->num_check);
+		for (int i = 0; i < constr->num_check; i++)
+		{
+			cache->exprs[i] = expression_planner(stringToNode(constr->check[i].ccbin));
+			cache->names[i] = pstrdup(constr->check[i].ccname);
+		}
+		cache->search_path = GetOverrideSearchPath(cxt);
+		MemoryContextSwitchTo(old);
+	}
+	PG_CATCH();
+	{
+		cache->valid = false;
+		cache->building = false;
+		MemoryContextDelete(cxt);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	cache->building = false;
+	cache->cxt = cxt;
+	cache->constr = constr;
+	cache->userid = GetUserId();
 	cache->n = constr->num_check;
+}
+
+/*
+ * Make this write's state of the relation's CHECK constraints, as the
+ * executor makes it for each statement: from a copy of the planned trees
+ * (valid for the relation, the role and the search_path, else planned
+ * again), initialized in the write's executor state.  Initializing checks
+ * the EXECUTE privilege of each function and looks up domains' constraints;
+ * the state belongs to this write only, so a write that a CHECK's function
+ * makes (of this very relation) or a later write, by any role, never shares
+ * it.
+ */
+static void
+prepare_checks(DirectWrite *w)
+{
+	TsCheckCache *cache = ts_plans_checks(w->plans);
+	TupleConstr *constr = w->heap->rd_att->constr;
+	MemoryContext old;
+	Expr	  **trees;
+	int			n;
+
+	if (cache->building)
+	{
+		/* a write made while the cache is planned: plan as ExecRelCheck */
+		n = constr ? constr->num_check : 0;
+		old = MemoryContextSwitchTo(w->estate->es_query_cxt);
+		trees = palloc(sizeof(Expr *) * Max(n, 1));
+		w->checks = palloc(sizeof(ExprState *) * Max(n, 1));
+		w->checknames = palloc(sizeof(char *) * Max(n, 1));
+		for (int i = 0; i < n; i++)
+		{
+			trees[i] = expression_planner(stringToNode(constr->check[i].ccbin));
+			w->checknames[i] = pstrdup(constr->check[i].ccname);
+		}
+	}
+	else
+	{
+		if (!cache->valid || cache->constr != (void *) constr ||
+			(cache->n > 0 && (cache->userid != GetUserId() ||
+							  !OverrideSearchPathMatchesCurrent(cache->search_path))))
+			build_checks(cache, w->heap);
+		n = cache->n;
+		old = MemoryContextSwitchTo(w->estate->es_query_cxt);
+		trees = palloc(sizeof(Expr *) * Max(n, 1));
+		w->checks = palloc(sizeof(ExprState *) * Max(n, 1));
+		w->checknames = palloc(sizeof(char *) * Max(n, 1));
+		/* copy first: initializing may run code that plans the cache again */
+		for (int i = 0; i < n; i++)
+		{
+			trees[i] = copyObject(cache->exprs[i]);
+			w->checknames[i] = pstrdup(cache->names[i]);
+		}
+	}
+	for (int i = 0; i < n; i++)
+		w->checks[i] = ExecInitExpr(trees[i], NULL);
 	MemoryContextSwitchTo(old);
+	w->nchecks = n;
+	w->checks_ready = true;
 }
 
 /*
@@ -371,23 +467,22 @@ build_checks(TsCheckCache *cache, Relation heap)
 static void
 check_constraints(DirectWrite *w, TupleTableSlot *slot)
 {
-	TsCheckCache *cache = ts_plans_checks(w->plans);
 	ExprContext *econtext;
 
 	if (w->heap->rd_att->constr == NULL)
 		return;
-	if (cache->constr != w->heap->rd_att->constr || (cache->cxt == NULL && w->heap->rd_att->constr->num_check > 0))
-		build_checks(cache, w->heap);
+	if (!w->checks_ready)
+		prepare_checks(w);
 	econtext = GetPerTupleExprContext(w->estate);
 	econtext->ecxt_scantuple = slot;
-	for (int i = 0; i < cache->n; i++)
+	for (int i = 0; i < w->nchecks; i++)
 	{
-		if (!ExecCheck(cache->states[i], econtext))
+		if (!ExecCheck(w->checks[i], econtext))
 			ereport(ERROR,
 					(errcode(ERRCODE_CHECK_VIOLATION),
 					 errmsg("new row for relation \"%s\" violates check constraint \"%s\"",
-							RelationGetRelationName(w->heap), cache->names[i]),
-					 errtableconstraint(w->heap, cache->names[i])));
+							RelationGetRelationName(w->heap), w->checknames[i]),
+					 errtableconstraint(w->heap, w->checknames[i])));
 	}
 	ResetExprContext(econtext);
 }
@@ -519,7 +614,6 @@ update_locked(DirectWrite *w, TsOpKind kind, TsEntity *e, ItemPointer tid, TsOpR
 	result->props = props;
 
 	store_row(w, e->partition_key, e->row_key, result->ts, props, true);
-	CheckCmdReplicaIdentity(w->heap, CMD_UPDATE);
 	res = table_tuple_update(w->heap, tid, w->newslot, w->cid, w->estate->es_snapshot, InvalidSnapshot,
 							 true, &tmfd, &lockmode, &update_indexes);
 	if (res == TM_SelfModified)
@@ -660,6 +754,14 @@ ts_direct_apply(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional, i
 	result->props = e->props;
 	result->ts = 0;
 	direct_begin(&w, plans);
+
+	/*
+	 * ExecInitModifyTable's check of the replica identity, before any row is
+	 * looked at: for the UPDATE or DELETE the SPI path runs (first, for an
+	 * upsert, whether or not the key exists)
+	 */
+	if (kind != TS_OP_INSERT)
+		CheckCmdReplicaIdentity(w.heap, kind == TS_OP_DELETE ? CMD_DELETE : CMD_UPDATE);
 	for (int round = 0;; round++)
 	{
 		retry = false;
@@ -729,7 +831,6 @@ ts_direct_apply(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional, i
 					TM_FailureData tmfd;
 					TM_Result	res;
 
-					CheckCmdReplicaIdentity(w.heap, CMD_DELETE);
 					res = table_tuple_delete(w.heap, &tid, w.cid, w.estate->es_snapshot, InvalidSnapshot,
 											 true, &tmfd, false);
 					if (res == TM_SelfModified)

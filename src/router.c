@@ -220,50 +220,57 @@ append_conninfo(StringInfo buf, const char *keyword, const char *value)
 }
 
 /*
- * node_address_part: one of host, hostaddr, port as the router's libpq
- * would use it (the router's defaults where the string has none), a list
- * normalised item by item: a host name in lower case, a socket directory
- * without a trailing slash, a port as a number.
+ * append_address: one of host, hostaddr, port as the router's libpq would
+ * use it, a list normalised item by item: the router's defaults where the
+ * string has no value (PQconndefaults: the environment, else the compiled
+ * defaults); an empty value or list item is what libpq makes of it, the
+ * compiled default (port 5432, the default socket directory; no hostaddr);
+ * a host name in lower case; a socket directory as a canonical path
+ * (canonicalize_path: no doubled or trailing slash, no "." segment), since
+ * the kernel reads "/x//shard0/" as "/x/shard0"; a port as a number.
  */
 static void
 append_address(StringInfo buf, const char *keyword, const char *value, PQconninfoOption *defaults)
 {
-	char	   *copy;
-	char	   *item;
-	char	   *save = NULL;
-	bool		first = true;
+	bool		is_port = strcmp(keyword, "port") == 0;
+	bool		is_host = strcmp(keyword, "host") == 0;
+	const char *item;
 
 	if (value == NULL)
-	{
 		for (PQconninfoOption *d = defaults; d && d->keyword; d++)
 			if (strcmp(d->keyword, keyword) == 0)
 				value = d->val;
-		if (value == NULL && strcmp(keyword, "host") == 0)
-			value = DEFAULT_PGSOCKET_DIR;
-		if (value == NULL && strcmp(keyword, "port") == 0)
-			value = DEF_PGPORT_STR;
-		if (value == NULL)
-			value = "";
-	}
+	if (value == NULL)
+		value = "";
 	appendStringInfo(buf, "%s=", keyword);
-	copy = pstrdup(value);
-	for (item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save))
+	item = value;
+	for (;;)
 	{
-		int			len = strlen(item);
+		const char *end = strchr(item, ',');
+		int			len = end ? (int) (end - item) : (int) strlen(item);
+		char	   *v = pnstrdup(item, len);
 
-		if (!first)
+		if (item != value)
 			appendStringInfoChar(buf, ',');
-		first = false;
-		if (strcmp(keyword, "port") == 0 && len > 0 && strspn(item, "0123456789") == (size_t) len)
-			appendStringInfo(buf, "%ld", strtol(item, NULL, 10));
-		else if (item[0] == '/')
+		if (len == 0)
 		{
-			while (len > 1 && item[len - 1] == '/')
-				item[--len] = '\0';
-			appendStringInfoString(buf, item);
+			if (is_host)
+				appendStringInfoString(buf, DEFAULT_PGSOCKET_DIR);
+			else if (is_port)
+				appendStringInfoString(buf, DEF_PGPORT_STR);
+		}
+		else if (is_port && strspn(v, "0123456789") == (size_t) len)
+			appendStringInfo(buf, "%ld", strtol(v, NULL, 10));
+		else if (is_host && v[0] == '/')
+		{
+			canonicalize_path(v);
+			appendStringInfoString(buf, v);
 		}
 		else
-			appendStringInfoString(buf, asc_tolower(item, len));
+			appendStringInfoString(buf, asc_tolower(v, len));
+		if (end == NULL)
+			break;
+		item = end + 1;
 	}
 	appendStringInfoChar(buf, '\n');
 }

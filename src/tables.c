@@ -40,6 +40,7 @@
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
+#include "tcop/utility.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -47,6 +48,8 @@
 #include "utils/syscache.h"
 
 #include "tablestore.h"
+
+static void prevent_ddl_if_read_only(const char *cmdname);
 
 /*
  * Whether a name has only the characters a table name may have: an ASCII
@@ -533,6 +536,7 @@ create_table(PG_FUNCTION_ARGS)
 	name = VARDATA_ANY(table_name);
 	len = VARSIZE_ANY_EXHDR(table_name);
 	rel = relation_name(name, len);
+	prevent_ddl_if_read_only("CREATE TABLE");
 
 	/*
 	 * The entity relation is created with the caller's rights: check them
@@ -605,6 +609,20 @@ create_table(PG_FUNCTION_ARGS)
 }
 
 /*
+ * Refuse a catalog change where PostgreSQL refuses the DDL it runs, with the
+ * same errors and before anything else (a lock that recovery cannot grant
+ * would fail otherwise with 55000): in a read-only transaction and on a hot
+ * standby 25006, as ProcessUtility checks a command that is not read-only.
+ */
+static void
+prevent_ddl_if_read_only(const char *cmdname)
+{
+	PreventCommandIfReadOnly(cmdname);
+	PreventCommandIfParallelMode(cmdname);
+	PreventCommandDuringRecovery(cmdname);
+}
+
+/*
  * tablestore.delete_table(table_name text) RETURNS void
  *
  * Drops the table's relation: one catalog operation whatever its size.
@@ -627,6 +645,7 @@ delete_table(PG_FUNCTION_ARGS)
 	int			ret;
 
 	rel = relation_name(name, len);
+	prevent_ddl_if_read_only("DROP TABLE");
 
 	/* ownership is checked before the lock is taken */
 	relid = RangeVarGetRelidExtended(makeRangeVar(TS_DATA_SCHEMA, rel, -1),

@@ -201,17 +201,26 @@ extern void ts_entity_json(StringInfo buf, text *pk, text *rk, TimestampTz ts, J
 typedef struct RelPlans RelPlans;
 
 /*
- * The CHECK constraints of an entity relation, compiled once for the direct
- * write path (ExecConstraints would parse them again for every write); kept
- * with the relation's statements, rebuilt when the relcache entry's
- * constraints change.
+ * The CHECK constraints of an entity relation for the direct write path:
+ * their planned expression trees, kept with the relation's statements.  Only
+ * the trees are cached; each write makes its own expression state from a
+ * copy of them in its own executor state, as each statement does
+ * (ExecRelCheck), so privileges are checked and functions, domains and
+ * whole-row values looked up for every write.  What planning read decides
+ * when the trees are made again: the relation (relcache), every function and
+ * type (the planner inlines SQL functions, whose EXECUTE privilege it checks,
+ * parsing them with the search_path), the role and the search_path.
  */
 typedef struct TsCheckCache
 {
-	void	   *constr;			/* the TupleConstr they were built from */
-	MemoryContext cxt;			/* NULL: not built */
+	bool		valid;			/* false: make the trees again */
+	bool		building;		/* being made (planning may run code) */
+	void	   *constr;			/* the TupleConstr they were made from */
+	Oid			userid;			/* the role they were planned for */
+	struct OverrideSearchPath *search_path; /* and the search_path */
+	MemoryContext cxt;			/* of all the above; NULL: none */
 	int			n;
-	struct ExprState **states;
+	struct Expr **exprs;		/* the planned CHECK expressions */
 	char	  **names;
 } TsCheckCache;
 

@@ -114,7 +114,8 @@ if grep -q "inconsistent page" "$DIR/server.log" "$SBY/server.log"; then
 fi
 
 # a write on the standby is refused as plain SQL's is: 25006
-# (read_only_sql_transaction), on every write path, never XX000
+# (read_only_sql_transaction), on every write path and by create_table and
+# delete_table (as DROP TABLE), never XX000 or 55000
 writes=$(psql -X -q -At -h "$SBY" -d postgres 2>&1 <<'SQL'
 \set VERBOSITY sqlstate
 SELECT tablestore.insert_entity('Replicated', '{"PartitionKey": "s", "RowKey": "1"}');
@@ -125,9 +126,12 @@ SELECT tablestore.insert_or_merge_entity('Replicated', '{"PartitionKey": "s", "R
 SELECT tablestore.delete_entity('Replicated', 'p1', 'batch2');
 SELECT * FROM tablestore.execute_batch('Replicated', '[{"op": "insert_or_merge", "entity": {"PartitionKey": "p1", "RowKey": "b"}}]');
 INSERT INTO tablestore_data.replicated VALUES ('s', '3', now(), '{}');
+SELECT tablestore.delete_table('Replicated');
+DROP TABLE tablestore_data.replicated;
+SELECT tablestore.create_table('Standby');
 SQL
 )
-if [ "$(echo "$writes" | grep -c '^ERROR:  25006$')" != 8 ] || [ "$(echo "$writes" | wc -l)" != 8 ]; then
+if [ "$(echo "$writes" | grep -c '^ERROR:  25006$')" != 11 ] || [ "$(echo "$writes" | wc -l)" != 11 ]; then
 	echo "standby: writes not refused with 25006:"; echo "$writes"; status=1
 fi
 

@@ -115,6 +115,29 @@ SELECT tablestore_router.configure(ARRAY['host=a']);
 -- one node twice, spelled two ways (finding 16): nodes are told apart by
 -- their address (host, port, database, with the router's defaults)
 SELECT tablestore_router.configure(ARRAY['host=a dbname=d', 'dbname=d port=5432 host=A']);
+-- an empty value is libpq's default (port='' is port 5432, host='' the
+-- default socket directory), and a socket directory is one however its
+-- path is spelled (doubled or trailing slashes, "." segments); each in a
+-- transaction, rolled back should it be accepted
+BEGIN;
+SELECT tablestore_router.configure(ARRAY['host=/x/shard0 dbname=tablestore', 'host=/x/shard0 port='''' dbname=tablestore']);
+ROLLBACK;
+BEGIN;
+SELECT tablestore_router.configure(ARRAY['host=/x/shard0,/y port=5432,5432 dbname=d', 'host=/x/shard0,/y port=,5432 dbname=d']);
+ROLLBACK;
+BEGIN;
+SELECT tablestore_router.configure(ARRAY['host=/x/shard0 dbname=d', 'host=/x//shard0 dbname=d']);
+ROLLBACK;
+BEGIN;
+SELECT tablestore_router.configure(ARRAY['host=/x/shard0 dbname=d', 'host=/x/./shard0/ dbname=d']);
+ROLLBACK;
+BEGIN;
+SELECT tablestore_router.configure(ARRAY['host=/x/shard0,/y dbname=d', 'host=/x/shard0/,//y dbname=d']);
+ROLLBACK;
+BEGIN;
+SELECT tablestore_router.configure(ARRAY['host=/x/shard0 dbname=d']);
+SELECT tablestore_router.node_string('host=//x//shard0/ port='''' dbname=d') AS same_node;
+ROLLBACK;
 -- what is accepted is stored in one canonical form; node_string gives a
 -- node's string as the partition map holds it
 BEGIN;
