@@ -584,8 +584,34 @@ key_hidden(Oid relid, text *pk, text *rk, int round)
 }
 
 /*
+ * is_entity_tag: whether s is an RFC 7232 entity-tag: an optional weak
+ * prefix W/ (w/ too, as the service takes it), then a quoted string of
+ * etagc characters (no '"', no controls or space).
+ */
+static bool
+is_entity_tag(const char *s)
+{
+	size_t		n;
+
+	if ((s[0] == 'W' || s[0] == 'w') && s[1] == '/')
+		s += 2;
+	n = strlen(s);
+	if (n < 2 || s[0] != '"' || s[n - 1] != '"')
+		return false;
+	for (size_t i = 1; i < n - 1; i++)
+	{
+		unsigned char c = (unsigned char) s[i];
+
+		if (c <= 0x20 || c == '"' || c == 0x7f)
+			return false;
+	}
+	return true;
+}
+
+/*
  * ts_parse_if_match: parse an If-Match value: "*" (any version: returns
- * false) or an ETag (returns true with its ticks).
+ * false) or an entity tag (returns true with the ticks it stands for, or
+ * TS_TICKS_NO_MATCH for a tag that is not one of ours).
  */
 bool
 ts_parse_if_match(const char *s, int64 *ticks)
@@ -596,11 +622,24 @@ ts_parse_if_match(const char *s, int64 *ticks)
 				   errhint("Pass an ETag, or '*' to match any version."));
 	if (strcmp(s, "*") == 0)
 		return false;
-	if (!ts_parse_etag(s, ticks))
-		ts_ereport(ERROR, TS_InvalidInput,
-				   errmsg("ETag value \"%s\" is not valid", ts_clip(s, strlen(s))),
-				   errhint("ETags look like W/\"datetime'2024-01-01T00%%3A00%%3A00.123456Z'\"; use the odata.etag of an entity, or '*'."));
-	return true;
+	if (ts_parse_etag(s, ticks))
+		return true;
+	/*
+	 * An entity tag that is not one of ours (W/"wrong", a lower-case w/, a
+	 * strong tag) is a condition no entity meets, as the service answers it:
+	 * the write fails with UpdateConditionNotSatisfied, or ResourceNotFound
+	 * when there is no entity.  Only what is not an entity tag at all is
+	 * malformed input.
+	 */
+	if (is_entity_tag(s))
+	{
+		*ticks = TS_TICKS_NO_MATCH;
+		return true;
+	}
+	ts_ereport(ERROR, TS_InvalidInput,
+			   errmsg("ETag value \"%s\" is not valid", ts_clip(s, strlen(s))),
+			   errhint("ETags look like W/\"datetime'2024-01-01T00%%3A00%%3A00.123456Z'\"; use the odata.etag of an entity, or '*'."));
+	return true;				/* not reached */
 }
 
 /* ts_entity_not_found: the service's error for a missing entity. */

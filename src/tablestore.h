@@ -132,6 +132,8 @@ extern char *ts_clip_text(const text *t);
  */
 #define TS_TICKS_BEFORE_RANGE	INT64CONST(-1)
 #define TS_TICKS_AFTER_RANGE	(INT64CONST(3067671) * INT64CONST(864000000000))
+/* the ticks of an If-Match entity tag that is not one of ours: match none */
+#define TS_TICKS_NO_MATCH		INT64CONST(-2)
 extern int	ts_utf16_length(const char *s, int len);
 extern int	ts_utf16_cmp(const char *a, int alen, const char *b, int blen);
 extern bool ts_parse_datetime(const char *s, int len, int64 *ticks);

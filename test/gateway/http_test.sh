@@ -102,6 +102,8 @@ call PUT "/$acct/httptest(PartitionKey='p',RowKey='2')" -H "$J" -H "If-Match: W/
 expect "stale ETag with unescaped colons" 412 UpdateConditionNotSatisfied
 call PUT "/$acct/httptest(PartitionKey='p',RowKey='2')" -H "$J" -H "If-Match: garbage" --data '{}'
 expect "malformed ETag" 400 InvalidInput
+call PUT "/$acct/httptest(PartitionKey='p',RowKey='1')" -H "$J" -H 'If-Match: W/"wrong"' --data '{}'
+expect "an entity tag that is not the entity's: the condition fails" 412 UpdateConditionNotSatisfied
 call PATCH "/$acct/httptest(PartitionKey='p',RowKey='9')" -H "$J" -H "If-Match: *" --data '{}'
 expect "merge of a missing entity" 404 ResourceNotFound
 call PUT "/$acct/httptest(PartitionKey='p',RowKey='3')" -H "$J" --data '{"PartitionKey":"other","RowKey":"x","v":1}'

@@ -2,7 +2,7 @@
 -- raises the SQLSTATE of its service code (tablestore.error_codes()), and
 -- every limit holds exactly at the limit and fails one over it.
 BEGIN;
-SELECT plan(87);
+SELECT plan(88);
 
 CREATE FUNCTION pg_temp.st(code text) RETURNS text LANGUAGE sql
 	AS $$ SELECT sqlstate FROM tablestore.error_codes() WHERE error_codes.code = st.code $$;
@@ -50,7 +50,8 @@ SELECT throws_ok($$SELECT tablestore.update_entity('Errs', pg_temp.ent('{}'), (S
 SELECT throws_ok($$SELECT tablestore.merge_entity('Errs', pg_temp.ent('{}'), (SELECT etag FROM stale))$$, pg_temp.st('UpdateConditionNotSatisfied'), NULL, 'merge with a stale ETag');
 SELECT throws_ok($$SELECT tablestore.delete_entity('Errs', 'p', 'r', (SELECT etag FROM stale))$$, pg_temp.st('UpdateConditionNotSatisfied'), NULL, 'delete with a stale ETag');
 SELECT is((tablestore.get_entity('Errs', 'p', 'r')->>'A')::int, 2, 'the failed writes changed nothing');
-SELECT throws_ok($$SELECT tablestore.update_entity('Errs', pg_temp.ent('{}'), 'W/"0x8D1"')$$, pg_temp.st('InvalidInput'), NULL, 'malformed ETag');
+SELECT throws_ok($$SELECT tablestore.update_entity('Errs', pg_temp.ent('{}'), 'W/"0x8D1"')$$, pg_temp.st('UpdateConditionNotSatisfied'), NULL, 'an entity tag that is not ours: the condition fails');
+SELECT throws_ok($$SELECT tablestore.update_entity('Errs', pg_temp.ent('{}'), 'W/0x8D1')$$, pg_temp.st('InvalidInput'), NULL, 'not an entity tag: malformed');
 SELECT throws_ok($$SELECT tablestore.delete_entity('Errs', 'p', 'r', NULL)$$, pg_temp.st('InvalidInput'), NULL, 'null if_match');
 
 -- malformed entities
