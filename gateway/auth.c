@@ -130,9 +130,11 @@ parse_iso(const char *s)
 
 /*
  * canonical_resource: "/" account raw-path ["?comp=" value].  With
- * secondary, the path's first segment "<account>-secondary" is written
- * "<account>": the Python SDK signs a secondary endpoint's requests so,
- * and the service accepts both forms.  False if there is no such form.
+ * secondary, the path without its first segment "<account>-secondary":
+ * the Python SDK signs a secondary endpoint's requests so (it sends
+ * /<account>-secondary/<account>/?comp=stats and signs
+ * /<account>/<account>/?comp=stats), and the service accepts both forms.
+ * False if there is no such form.
  */
 static bool
 canonical_resource(Req *r, Buf *b, bool secondary)
@@ -147,7 +149,7 @@ canonical_resource(Req *r, Buf *b, bool secondary)
 			strncmp(path + 1 + n, "-secondary", 10) != 0 ||
 			(path[n + 11] != '/' && path[n + 11] != '\0'))
 			return false;
-		buf_printf(b, "/%s/%s%s", r->acct->name, r->acct->name, path + n + 11);
+		buf_printf(b, "/%s%s", r->acct->name, path + n + 11);
 	}
 	else
 		buf_printf(b, "/%s%s", r->acct->name, path);

@@ -77,9 +77,11 @@ def create_tables():
 
 @test
 def service_calls():
-    "service properties"
+    "service properties and statistics (the secondary endpoint, signed as this SDK signs it)"
     p = svc.get_service_properties()
     assert p["cors"] == [], p
+    st = svc.get_service_stats()
+    assert st["geo_replication"]["status"] == "live", st
 
 
 @test
