@@ -1047,13 +1047,6 @@ service(Req *r, Resp *resp)
 	}
 	if (!sas_allows(r, resp, "service_get", NULL, NULL, NULL))
 		return;
-	if (strcmp(comp, "stats") == 0 && !r->secondary)
-	{
-		/* as the service: statistics describe the secondary, served there */
-		bad_request(r, resp, "InvalidQueryParameterValue",
-					"service statistics are served at the secondary endpoint, <account>-secondary");
-		return;
-	}
 	buf_puts(&resp->body, "<?xml version=\"1.0\" encoding=\"utf-8\"?>");
 	if (strcmp(comp, "properties") == 0)
 		buf_puts(&resp->body,
