@@ -256,13 +256,6 @@ req_release(Req *r, size_t n)
 	addr_release(r->owner ? r->owner->addr : NULL, n);
 }
 
-/* mem_in_use: the bytes charged now. */
-size_t
-mem_in_use(void)
-{
-	return atomic_load(&mem_used);
-}
-
 /* free_resp: release a response's memory (not the Resp itself). */
 void
 free_resp(Resp *resp)

@@ -163,9 +163,6 @@ typedef struct Req
 	bool		unknown_acct;	/* acct is a stand-in that never
 								 * authenticates */
 	struct Conn *owner;			/* the connection it belongs to */
-	bool		secondary;		/* addressed as <account>-secondary (not
-								 * yet read: statistics are served at both
-								 * endpoints, README) */
 	char	   *raw_path;		/* path as sent, still percent-encoded */
 	char	   *rest;			/* decoded path after the account */
 	Param		params[GW_MAX_PARAMS];
@@ -237,7 +234,6 @@ extern bool mem_reserve(size_t n, bool may_refuse);
 extern bool req_charge(Req *r, size_t n);
 extern void req_release(Req *r, size_t n);
 extern void mem_release(size_t n);
-extern size_t mem_in_use(void);
 extern void free_resp(Resp *resp);
 extern bool conn_start(struct MHD_Daemon **daemon, unsigned int flags, struct sockaddr *sa,
 					   struct MHD_OptionItem *tls_opts);

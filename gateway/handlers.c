@@ -158,10 +158,7 @@ resolve_account(Req *r, Resp *resp, const char **rest_raw)
 		Account    *a = find_account(host, label);
 
 		if (a == NULL && label > 10 && strncmp(dot - 10, "-secondary", 10) == 0)
-		{
 			a = find_account(host, label - 10);
-			r->secondary = a != NULL;
-		}
 
 		if (a != NULL)
 		{
@@ -183,10 +180,7 @@ resolve_account(Req *r, Resp *resp, const char **rest_raw)
 	seglen = seg_end - (path + 1);
 	r->acct = find_account(path + 1, seglen);
 	if (r->acct == NULL && seglen > 10 && strncmp(seg_end - 10, "-secondary", 10) == 0)
-	{
 		r->acct = find_account(path + 1, seglen - 10);
-		r->secondary = r->acct != NULL;
-	}
 	if (r->acct == NULL)
 	{
 		r->acct = unknown_account(path + 1, seglen);
