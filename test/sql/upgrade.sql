@@ -10,7 +10,10 @@ SELECT tablestore.insert_entity('Upgraded', '{"PartitionKey": "p", "RowKey": "1"
 INSERT INTO tablestore_data.upgraded VALUES ('p', 'old', '1500-01-01 00:00:00+00', '{}');
 SELECT extversion FROM pg_extension WHERE extname = 'tablestore';
 ALTER EXTENSION tablestore UPDATE;
-SELECT extversion FROM pg_extension WHERE extname = 'tablestore';
+-- the version the control file names
+SELECT e.extversion = a.default_version AS at_default_version
+FROM pg_extension e JOIN pg_available_extensions a ON a.name = e.extname
+WHERE e.extname = 'tablestore';
 -- the data and the new functions work on it
 SELECT e->>'RowKey' AS rk, e->>'N' AS n FROM tablestore.query_entities('Upgraded', 'N eq 1') e;
 SELECT tablestore.list_tables('TableName eq ''Upgraded''') AS listed;
