@@ -9,14 +9,14 @@
 # error message over 8 KiB or statement that ignores its statement_timeout
 # seen by the client, and on any crash, PANIC,
 # failed assertion or XX000 from tablestore in the server log
-# (test/logcheck.py).  FUZZ_LIVE_SEED fixes the seed (printed on every run);
+# (test/logcheck.py).  The seed is 1 unless FUZZ_LIVE_SEED gives one (N, or random for a new one; printed on every run);
 # the statements of a failed run are kept in the printed directory.
 set -u
 cd "$(dirname "$0")/.."
 . tools/lib.sh
 
 SECS=${FUZZ_LIVE_SECONDS:-60}
-SEED=${FUZZ_LIVE_SEED:-$(( $(date +%s) % 100000 ))}
+SEED=$(ts_seed FUZZ_LIVE_SEED 1)
 DIR=$(mktemp -d /tmp/tsfuzzlive.XXXXXX)
 status=0
 finish() {
@@ -42,6 +42,7 @@ q -d fz -c "CREATE EXTENSION tablestore" -o /dev/null -f test/fuzz_fixture.sql |
 # the odd relations the extension let the fixture make (ideally none)
 q -d fz -c "SELECT 'fixture: relations in tablestore_data: ' || string_agg(relname, ' ' ORDER BY relname) FROM pg_class WHERE relnamespace = 'tablestore_data'::regnamespace AND relkind IN ('r', 'p', 'v')"
 chmod 777 "$DIR"
+echo "fuzz_live: seed $SEED (FUZZ_LIVE_SEED=$SEED repeats this run, FUZZ_LIVE_SEED=random tries a new one)"
 python3 test/fuzz_live.py "host=$DIR dbname=fz" "$SECS" "$SEED" "$DIR" || status=1
 python3 test/logcheck.py "$DIR/server.log" src || status=1
 exit $status

@@ -7,7 +7,7 @@
 set -u
 cd "$(dirname "$0")/.."
 . tools/lib.sh
-SEED=${ROUTER_DIFF_SEED:-$RANDOM}
+SEED=$(ts_seed ROUTER_DIFF_SEED 1)
 N=${ROUTER_DIFF_STATEMENTS:-3000}
 DIR=$(mktemp -d /tmp/tsdiff.XXXXXX)
 chmod 755 "$DIR"
@@ -18,6 +18,7 @@ psql -X -q -h "$DIR/single" -d postgres -c "CREATE DATABASE tablestore" || exit 
 psql -X -q -h "$DIR/single" -d tablestore -c "CREATE EXTENSION tablestore" || exit 1
 ts_start_cluster "$DIR/cluster" 2 >/dev/null || exit 1
 
+echo "router_diff: seed $SEED (ROUTER_DIFF_SEED=$SEED repeats, =random tries a new one)"
 python3 test/router_diff.py "$SEED" "$N" > "$DIR/script.sql" || exit 1
 run() {
 	psql -X -A -h "$1" -d tablestore -v ON_ERROR_STOP=0 -f "$DIR/script.sql" 2>&1 | ts_mask_clock

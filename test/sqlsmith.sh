@@ -17,13 +17,14 @@
 # The run fails on any backend crash, PANIC or failed assertion, or an
 # internal error (XX000) from tablestore's code (test/logcheck.py), and
 # reports how many statements each phase ran and how many called tablestore.
-# SQLSMITH_SEED fixes the random seed (printed on every run).
+# The seed is 1 unless SQLSMITH_SEED gives one (N, or random for a new one;
+# printed on every run).
 set -u
 cd "$(dirname "$0")/.."
 . tools/lib.sh
 
 TOTAL=${SQLSMITH_SECONDS:-60}
-SEED=${SQLSMITH_SEED:-$(( $(date +%s) % 100000 ))}
+SEED=$(ts_seed SQLSMITH_SEED 1)
 command -v sqlsmith >/dev/null || { echo "sqlsmith is not installed (apt-get install sqlsmith)"; exit 1; }
 DIR=$(mktemp -d /tmp/tssmith.XXXXXX)
 status=0
@@ -69,7 +70,7 @@ GRANT SELECT ON fz.pg_proc TO PUBLIC;
 SQL
 
 # tablestore functions callable through sqlsmith (after the narrowing)
-echo "sqlsmith: seed $SEED, $TOTAL s; $(q -d fz -c "SET search_path = fz, pg_catalog" -c "SELECT count(*) FILTER (WHERE pronamespace = 'tablestore'::regnamespace AND NOT proretset) || ' tablestore functions, ' || count(*) || ' functions in the narrowed catalog' FROM pg_proc")"
+echo "sqlsmith: seed $SEED (SQLSMITH_SEED=$SEED repeats, SQLSMITH_SEED=random tries a new one), $TOTAL s; $(q -d fz -c "SET search_path = fz, pg_catalog" -c "SELECT count(*) FILTER (WHERE pronamespace = 'tablestore'::regnamespace AND NOT proretset) || ' tablestore functions, ' || count(*) || ' functions in the narrowed catalog' FROM pg_proc")"
 
 total_q=0
 total_ts=0

@@ -90,7 +90,7 @@ index=$(q -c "SELECT indexrelid::regclass FROM pg_index WHERE indrelid = 'tables
 	sleep 1
 done >"$DIR/verify.log" ) &
 verifier=$!
-pgbench -n -d postgres -c 6 -j 2 -T "$SECONDS_RUN" -f "$DIR/ops.sql" >"$DIR/pgbench.log" 2>&1
+pgbench -n -d postgres -c 6 -j 2 --random-seed="${STRESS_SEED:-1}" -T "$SECONDS_RUN" -f "$DIR/ops.sql" >"$DIR/pgbench.log" 2>&1
 rc=$?
 wait $vacuumer
 wait $verifier

@@ -37,7 +37,7 @@ status=0
 for phase in "replace.sql" "merge.sql" "replace.sql@2 merge.sql@2 update.sql@1"; do
 	files=""
 	for f in $phase; do files="$files -f $DIR/$f"; done
-	out=$(pgbench -n -M prepared -d postgres -c 8 -j 8 -T "$SECS" $files 2>&1)
+	out=$(pgbench -n -M prepared -d postgres -c 8 -j 8 --random-seed="${UPSERT_RACE_SEED:-1}" -T "$SECS" $files 2>&1)
 	xacts=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' <<<"$out")
 	if grep -q "aborted\|error" <<<"$out"; then
 		echo "upsert race ($phase): FAILED"

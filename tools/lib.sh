@@ -128,3 +128,16 @@ ts_mask_clock() {
 	sed -E -e 's/("Timestamp": ?")[0-9][^"]*"/\1<time>"/g' \
 		-e "s/datetime'[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}%3A[0-9]{2}%3A[0-9]{2}(\.[0-9]+)?Z'/datetime'<time>'/g" "$@"
 }
+
+# ts_seed NAME DEFAULT: the seed of a random test.  The environment variable
+# NAME repeats a run (NAME=N) or asks for a new one (NAME=random); unset, the
+# test uses DEFAULT, so that the test command is deterministic by default.
+ts_seed() {
+	local v=${!1:-}
+	case "$v" in
+		"") echo "$2" ;;
+		random) echo $(( $(od -An -N4 -tu4 /dev/urandom) % 1000000 )) ;;
+		*[!0-9]*) echo "ts_seed: $1 must be a number or 'random'" >&2; echo "$2" ;;
+		*) echo "$v" ;;
+	esac
+}

@@ -19,14 +19,14 @@
 # message over 8 KiB or a statement that ignores its statement_timeout seen
 # by the client, and on any crash, PANIC, failed assertion or XX000 from
 # tablestore in the router's or a shard's server log (test/logcheck.py).
-# FUZZ_ROUTER_SEED fixes the seed (printed on every run); the statements and
+# The seed is 1 unless FUZZ_ROUTER_SEED gives one (N, or random; printed); the statements and
 # server logs of a failed run are kept in the printed directory.
 set -u
 cd "$(dirname "$0")/../.."
 . tools/lib.sh
 
 SECS=${FUZZ_ROUTER_SECONDS:-45}
-SEED=${FUZZ_ROUTER_SEED:-$(( $(date +%s) % 100000 ))}
+SEED=$(ts_seed FUZZ_ROUTER_SEED 1)
 SHARDS=2
 DIR=$(mktemp -d /tmp/tsfzrouter.XXXXXX)
 status=0
@@ -45,7 +45,7 @@ finish() {
 	fi
 }
 trap finish EXIT
-echo "fuzz_router: seed $SEED, $SECS s, a router with $SHARDS shards"
+echo "fuzz_router: seed $SEED (FUZZ_ROUTER_SEED=$SEED repeats, =random tries a new one), $SECS s, a router with $SHARDS shards"
 ts_start_cluster "$DIR" $SHARDS || { status=1; exit 1; }
 export PGOPTIONS="-c client_min_messages=warning"
 # every log as test/logcheck.py reads it; a crashed backend's server restarts

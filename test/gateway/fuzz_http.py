@@ -47,7 +47,9 @@ ACCOUNT = "devstoreaccount1"
 PORT = int(os.environ["GW_PORT"])
 KEY = base64.b64decode(os.environ["GW_DEV_KEY"])
 SECONDS = float(os.environ.get("FUZZ_HTTP_SECONDS", "30"))
-SEED = int(os.environ.get("FUZZ_HTTP_SEED") or int.from_bytes(os.urandom(4), "big"))
+# deterministic by default: seed 1 unless FUZZ_HTTP_SEED gives one (N, or random)
+_seed = os.environ.get("FUZZ_HTTP_SEED") or "1"
+SEED = int.from_bytes(os.urandom(4), "big") if _seed == "random" else int(_seed)
 REPLAY = os.environ.get("FUZZ_HTTP_REPLAY")
 SERVER_LOG = os.environ.get("TS_SERVER_LOG")
 TLS = None
@@ -707,7 +709,7 @@ def server_log_errors(offset):
 
 
 def main():
-    print("fuzz_http: seed %d (FUZZ_HTTP_SEED=%d to repeat), %.0f s, port %d" % (SEED, SEED, SECONDS, PORT), flush=True)
+    print("fuzz_http: seed %d (FUZZ_HTTP_SEED=%d to repeat, FUZZ_HTTP_SEED=random for a new one), %.0f s, port %d" % (SEED, SEED, SECONDS, PORT), flush=True)
     if not SERVER_LOG:
         print("fuzz_http: TS_SERVER_LOG not set: the server log is not checked for XX000", flush=True)
     log_start = server_log_size()

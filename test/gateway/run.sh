@@ -118,10 +118,11 @@ step() {
 	echo "== gateway: ($((SECONDS - t0)) s)"
 }
 
-# The JavaScript SDK from npm, pinned in package.json, into a directory
-# that git ignores.
+# The JavaScript SDK from npm, pinned with all its dependencies by the
+# committed package-lock.json (npm ci installs exactly that), into a
+# directory that git ignores.
 if [ ! -d test/gateway/node_modules/@azure/data-tables ]; then
-	(cd test/gateway && npm install --no-audit --no-fund --silent) || { echo "npm install failed"; status=1; exit 1; }
+	(cd test/gateway && npm ci --no-audit --no-fund --silent) || { echo "npm install failed"; status=1; exit 1; }
 fi
 step "JavaScript SDK" node test/gateway/sdk_test.mjs
 step "Python SDK" /usr/bin/python3 test/gateway/sdk_test.py
@@ -142,7 +143,7 @@ start_gateway tls --tls-cert "$work/tls.crt" --tls-key "$work/tls.key" --pool 2
 export GW_TLS_CA=$work/tls.crt
 GW_PORT=$(cat "$work/tls.port") GW_STYLE=path step "HTTPS, path-style" bash test/gateway/tls_test.sh
 GW_PORT=$(cat "$work/tls.port") GW_STYLE=host step "HTTPS, host-style" bash test/gateway/tls_test.sh
-GW_PORT=$(cat "$work/tls.port") GW_SCHEME=https GW_STYLE=path step "raw HTTPS, path-style" bash test/gateway/http_test.sh
+FUZZ_HTTP_SEED=${FUZZ_HTTPS_SEED:-2} GW_PORT=$(cat "$work/tls.port") GW_SCHEME=https GW_STYLE=path step "raw HTTPS, path-style" bash test/gateway/http_test.sh
 GW_PORT=$(cat "$work/tls.port") GW_SCHEME=https GW_STYLE=host step "raw HTTPS, host-style" bash test/gateway/http_test.sh
 GW_PORT=$(cat "$work/tls.port") GW_SCHEME=https GW_STYLE=host NODE_EXTRA_CA_CERTS=$work/tls.crt \
 	step "JavaScript SDK over HTTPS, host-style" node test/gateway/sdk_test.mjs
@@ -167,7 +168,7 @@ fuzz_batch() {
 	corpus=$(mktemp -d /tmp/tsgwfuzz.XXXXXX)
 	make -s -C gateway fuzz_batch &&
 		(cd "$corpus" && "$OLDPWD/gateway/fuzz_batch" "$corpus" "$OLDPWD/gateway/fuzz-corpus" \
-			-max_total_time="${GW_FUZZ_SECONDS:-15}" -print_final_stats=1 >"$corpus/log" 2>&1)
+			-seed="${GW_FUZZ_SEED:-1}" -max_total_time="${GW_FUZZ_SECONDS:-15}" -print_final_stats=1 >"$corpus/log" 2>&1)
 	local rc=$?
 	grep -E "^(stat::number_of_executed_units|Done)" "$corpus/log"
 	[ $rc -eq 0 ] || tail -n 40 "$corpus/log"
