@@ -89,7 +89,7 @@ fuzz() {
 	local work
 	work=$(mktemp -d /tmp/tsfuzz.XXXXXX)
 	make -s fuzz && (cd "$work" && "$OLDPWD/fuzz/filter_fuzzer" "$work" "$OLDPWD/fuzz/corpus" \
-		-max_total_time="${FUZZ_SECONDS:-20}" -print_final_stats=1 >"$work/log" 2>&1)
+		-seed="${FUZZ_SEED:-1}" -max_total_time="${FUZZ_SECONDS:-20}" -print_final_stats=1 >"$work/log" 2>&1)
 	local rc=$?
 	grep -E "^(stat::number_of_executed_units|Done)" "$work/log"
 	[ $rc -eq 0 ] || tail -n 40 "$work/log"
