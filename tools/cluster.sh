@@ -9,7 +9,8 @@ cd "$(dirname "$0")/.."
 . tools/lib.sh
 N=${1:-2}
 
-ts_install_deps
+ts_install_build_deps
+ts_apt_install postgresql-15-plproxy
 ts_build_install
 DIR=$(mktemp -d /tmp/tscluster.XXXXXX)
 ts_start_cluster "$DIR" "$N"

@@ -7,9 +7,12 @@ set -eu
 cd "$(dirname "$0")/.."
 . tools/lib.sh
 
-ts_install_deps
+echo "== checking the build dependencies (PostgreSQL 15 and its server headers, make, gcc, libpq)"
+ts_install_build_deps
+echo "== building and installing tablestore (make, make install)"
 ts_build_install
 DIR=$(mktemp -d /tmp/tsdemo.XXXXXX)
+echo "== starting a throwaway PostgreSQL 15 server in $DIR"
 ts_start_server "$DIR"
 psql -X -q -d postgres -c "CREATE DATABASE demo"
 psql -X -q -d demo -c "CREATE EXTENSION tablestore"

@@ -8,30 +8,46 @@
 PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
 export PATH="$PGBIN:$PATH"
 
-# Debian packages needed to build and test.
-ts_install_deps() {
-	local pkgs="postgresql-15 postgresql-server-dev-15 postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl make gcc clang libclang-rt-14-dev sqlsmith python3 libpq5"
-	# tablestore-gateway (gateway/) and its tests
-	# the scale-out router (tablestore_router)
-	pkgs="$pkgs postgresql-15-plproxy"
-	pkgs="$pkgs libmicrohttpd-dev libjson-c-dev libpq-dev libssl-dev pkg-config curl openssl python3-azure"
-	local missing=""
-	# the JavaScript SDK test needs node (>= 20 for @azure/data-tables 13.3) and npm
-	command -v node >/dev/null 2>&1 || missing="nodejs"
-	for p in $pkgs; do
+# Debian packages, by purpose: what building the extension needs, what the
+# gateway adds, and what the tests add (random SQL, fuzzers, pgTAP, the
+# router's PL/Proxy, both Azure SDKs).  The demos install only the first
+# one or two; the test command installs all three.
+TS_DEPS_BUILD="postgresql-15 postgresql-server-dev-15 make gcc libpq-dev"
+TS_DEPS_GATEWAY="libmicrohttpd-dev libjson-c-dev libssl-dev pkg-config openssl curl"
+TS_DEPS_TEST="postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl clang libclang-rt-14-dev sqlsmith python3 libpq5 postgresql-15-plproxy python3-azure"
+
+# ts_apt_install PKG...: install those of the Debian packages that are missing
+# (as root), saying which.
+ts_apt_install() {
+	local missing="" p
+	for p in "$@"; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
 	done
-	if [ -n "$missing" ]; then
-		echo "== installing:$missing"
-		[ "$(id -u)" = 0 ] || { echo "need root to install$missing" >&2; return 1; }
-		apt-get update -qq
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
+	[ -n "$missing" ] || return 0
+	echo "== installing:$missing"
+	[ "$(id -u)" = 0 ] || { echo "need root to install$missing" >&2; return 1; }
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
+}
+
+# ts_install_build_deps [gateway]: what building the extension (and the
+# gateway) needs, nothing more.
+ts_install_build_deps() {
+	if [ "${1:-}" = gateway ]; then
+		ts_apt_install $TS_DEPS_BUILD $TS_DEPS_GATEWAY
+	else
+		ts_apt_install $TS_DEPS_BUILD
 	fi
+}
+
+# ts_install_deps: everything the test command needs, node and npm for the
+# JavaScript SDK test (node >= 20 for @azure/data-tables 13.3) included.
+ts_install_deps() {
+	local extra=""
+	command -v node >/dev/null 2>&1 || extra="nodejs"
+	ts_apt_install $TS_DEPS_BUILD $TS_DEPS_GATEWAY $TS_DEPS_TEST $extra || return 1
 	# NodeSource's nodejs includes npm; Debian's needs the npm package
-	if ! command -v npm >/dev/null 2>&1; then
-		echo "== installing: npm"
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm >/dev/null
-	fi
+	command -v npm >/dev/null 2>&1 || ts_apt_install npm
 }
 
 # Build with warnings as errors and assertions on, then install.
