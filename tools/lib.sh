@@ -14,7 +14,7 @@ export PATH="$PGBIN:$PATH"
 # one or two; the test command installs all three.
 TS_DEPS_BUILD="postgresql-15 postgresql-server-dev-15 make gcc libpq-dev"
 TS_DEPS_GATEWAY="libmicrohttpd-dev libjson-c-dev libssl-dev pkg-config openssl curl"
-TS_DEPS_TEST="postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl clang libclang-rt-14-dev sqlsmith python3 libpq5 postgresql-15-plproxy python3-azure"
+TS_DEPS_TEST="postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl libipc-run-perl clang libclang-rt-14-dev sqlsmith python3 libpq5 postgresql-15-plproxy python3-azure"
 
 # ts_apt_install PKG...: install those of the Debian packages that are missing
 # (as root), saying which.

@@ -4,7 +4,7 @@
 #   pgTAP through pg_prove (test/pgtap), the dump/restore round trip, a crash
 #   test (pg_ctl stop -m immediate under concurrent writes), a stress test of
 #   the tskey index (pgbench clients, VACUUM, then verify_index), a streaming
-#   standby replaying the index (test/standby.sh), the HTTP gateway driven by
+#   standby replaying the index (test/t/002_standby.pl), the HTTP gateway driven by
 #   the Azure SDKs and raw HTTP (test/gateway/run.sh), sqlsmith's random SQL
 #   (test/sqlsmith.sh), the SQL-level suites through a scale-out router with
 #   2 shards (test/router_regress.sh), random arguments for every function on a live server
@@ -49,15 +49,14 @@ run psql -X -q -d tap -c "CREATE EXTENSION pgtap" -c "CREATE EXTENSION tablestor
 # runs last of all on this server, so that if it crashes the server it takes
 # no other test down with it
 run pg_prove -d tap --failures $(ls test/pgtap/*.sql | grep -v /nullmatrix_test.sql)
-run bash test/dump_restore.sh
-run bash test/crash.sh
-# the same without shared_preload_libraries: tskey on generic WAL
-run env TS_PRELOAD=0 CRASH_SECONDS=2 bash test/crash.sh
+# the multi-server tests on PostgreSQL's TAP framework (test/t: crash
+# recovery, a streaming standby, dump and restore, corrupt pages), then the
+# crash test again without shared_preload_libraries: tskey on generic WAL
+run bash tools/run-tap.sh
+run env TS_PRELOAD=0 bash tools/run-tap.sh test/t/001_crash.pl
 run bash test/stress.sh
 # upserts racing updates on hot keys never fail
 run bash test/upsert_race.sh
-run bash test/tskey_corrupt.sh
-run bash test/standby.sh
 run bash test/gateway/run.sh
 # the scale-out router (tablestore_router) with 2 shards: the SQL-level
 # suites through the router

@@ -7,7 +7,7 @@
 -- relation attached as a partition, a secondary unique index, a CHECK
 -- whose function writes the same entity again, a trigger, row-level
 -- security, column privileges.  The concurrent conditions are in
--- test/specs/write_concurrency.spec, the hot standby in test/standby.sh.
+-- test/specs/write_concurrency.spec, the hot standby in test/t/002_standby.pl.
 \set VERBOSITY terse
 SET client_min_messages = warning;
 CREATE SCHEMA regress_diff;
