@@ -299,7 +299,7 @@ parse_batch(Jsonb *ops, int *nops)
  * README's Concurrency section says when, and why the lock stays.
  */
 static void
-lock_partition(Oid relid, text *pk)
+lock_batch_partition(Oid relid, text *pk)
 {
 	LOCKTAG		tag;
 	uint32		h = DatumGetUInt32(hash_any((const unsigned char *) VARDATA_ANY(pk),
@@ -428,7 +428,7 @@ execute_batch(PG_FUNCTION_ARGS)
 	relid = ts_table_open(table, read_only ? ACL_SELECT : ACL_INSERT | ACL_UPDATE | ACL_DELETE,
 						  read_only ? AccessShareLock : RowExclusiveLock, &relname, &keyindex);
 	if (!read_only)
-		lock_partition(relid, batch[0].entity->partition_key);
+		lock_batch_partition(relid, batch[0].entity->partition_key);
 
 	SPI_connect();
 	rel = ts_pin_relation(relid, relname, keyindex);

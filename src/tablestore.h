@@ -168,6 +168,9 @@ typedef enum TsEdmType
 	EDM_BINARY
 } TsEdmType;
 
+/* key.c */
+extern int	ts_key_cmp(const text *a, const text *b);
+
 /* entity.c */
 
 /*
