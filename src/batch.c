@@ -299,7 +299,7 @@ parse_batch(Jsonb *ops, int *nops)
  * README's Concurrency section says when, and why the lock stays.
  */
 static void
-lock_partition(Oid relid, text *pk)
+lock_batch_partition(Oid relid, text *pk)
 {
 	LOCKTAG		tag;
 	uint32		h = DatumGetUInt32(hash_any((const unsigned char *) VARDATA_ANY(pk),
@@ -370,7 +370,7 @@ result_row(int index, const BatchOp *op, const TsOpResult *r)
 /* A batch being run: its operations, and the one under way. */
 typedef struct BatchRun
 {
-	RelPlans   *plans;
+	TsEntityRel *rel;
 	BatchOp    *batch;
 	TsOpResult *results;
 	int			nops;
@@ -387,7 +387,7 @@ run_operations(void *arg)
 	{
 		BatchOp    *op = &run->batch[run->current];
 
-		ts_apply_op(run->plans, op->kind, op->entity, op->conditional, op->ticks,
+		ts_apply_op(run->rel, op->kind, op->entity, op->conditional, op->ticks,
 					&run->results[run->current]);
 	}
 }
@@ -411,7 +411,7 @@ execute_batch(PG_FUNCTION_ARGS)
 	char	   *relname;
 	Oid			relid;
 	Oid			keyindex;
-	RelPlans   *plans;
+	TsEntityRel *rel;
 	BatchRun	run;
 	ErrorData  *edata;
 
@@ -428,16 +428,16 @@ execute_batch(PG_FUNCTION_ARGS)
 	relid = ts_table_open(table, read_only ? ACL_SELECT : ACL_INSERT | ACL_UPDATE | ACL_DELETE,
 						  read_only ? AccessShareLock : RowExclusiveLock, &relname, &keyindex);
 	if (!read_only)
-		lock_partition(relid, batch[0].entity->partition_key);
+		lock_batch_partition(relid, batch[0].entity->partition_key);
 
 	SPI_connect();
-	plans = ts_get_plans(relid, relname, keyindex);
+	rel = ts_pin_relation(relid, relname, keyindex);
 
 	/* unpinned also after an error, which a savepoint may catch */
 	PG_TRY();
 	{
 		/* run the operations in a subtransaction of their own */
-		run.plans = plans;
+		run.rel = rel;
 		run.batch = batch;
 		run.results = results;
 		run.nops = nops;
@@ -456,11 +456,11 @@ execute_batch(PG_FUNCTION_ARGS)
 	}
 	PG_CATCH();
 	{
-		ts_release_plans(plans);
+		ts_rel_unpin(rel);
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
-	ts_release_plans(plans);
+	ts_rel_unpin(rel);
 	SPI_finish();
 	return (Datum) 0;
 }

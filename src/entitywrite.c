@@ -4,14 +4,16 @@
  *	  Entity writes through the table and index access methods, without
  *	  SPI: insert, replace, merge, delete and the upserts.
  *
- * The SPI path (entityops.c) plans and runs an SQL statement per write; this
- * path does what the executor would do for that statement, directly: probe
+ * The SPI path (entityspi.c), this path's peer beneath the operations
+ * (entityops.c), plans and runs an SQL statement per write; this path does
+ * what the executor would do for that statement, directly: probe
  * the key index, lock the entity's latest row version, check the If-Match
  * condition on it, and insert, update or delete through table_tuple_* and
  * ExecInsertIndexTuples, with the relation's CHECK constraints checked as
  * ExecConstraints would: planned once per relation, role and search_path
  * (until a function, type or the relation changes), with expression state
- * made for each write in its own executor state (see TsCheckCache).  It serves a write
+ * made for each write in its own executor state (the trees are kept in the
+ * entity-relation layer's cache, entityrel.c).  It serves a write
  * when nothing that only the executor applies is in play: the relation has
  * no triggers (nor foreign keys, which are triggers) and row-level security
  * does not apply to the caller, and the caller holds every privilege the
@@ -71,12 +73,10 @@
 #include "access/tableam.h"
 #include "access/xact.h"
 #include "access/sysattr.h"
-#include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
-#include "optimizer/optimizer.h"
 #include "utils/memutils.h"
 #include "storage/lmgr.h"
 #include "tcop/utility.h"
@@ -94,7 +94,7 @@
 /* The state of one direct write. */
 typedef struct DirectWrite
 {
-	RelPlans   *plans;
+	TsEntityRel *rel;
 	Relation	heap;
 	Relation	index;			/* the key index */
 	RegProcedure eqproc;		/* the key type's equality */
@@ -155,16 +155,16 @@ ts_direct_usable(Oid relid, TsOpKind kind)
  * executor would set it up for an INSERT, UPDATE or DELETE of one row.
  */
 static void
-direct_begin(DirectWrite *w, RelPlans *plans)
+direct_begin(DirectWrite *w, TsEntityRel *rel)
 {
-	Oid			relid = ts_plans_relid(plans);
+	Oid			relid = ts_rel_relid(rel);
 	RangeTblEntry *rte = makeNode(RangeTblEntry);
 	Oid			opno;
 
 	/* ts_table_open checked the relation and found its key index */
-	w->plans = plans;
+	w->rel = rel;
 	w->heap = table_open(relid, NoLock);
-	w->index = index_open(ts_plans_keyindex(plans), RowExclusiveLock);
+	w->index = index_open(ts_rel_keyindex(rel), RowExclusiveLock);
 	opno = get_opfamily_member(w->index->rd_opfamily[0], w->index->rd_opcintype[0],
 							   w->index->rd_opcintype[0], BTEqualStrategyNumber);
 	if (!OidIsValid(opno))
@@ -216,6 +216,7 @@ statement_begin(DirectWrite *w)
 	w->estate->es_output_cid = w->cid;
 }
 
+/* End a statement of the write: its snapshot goes, its writes are seen. */
 static void
 statement_end(void)
 {
@@ -267,6 +268,11 @@ static void serialization_failure(TM_Result result, text *pk, text *rk) pg_attri
 static void changed_by_own_write(DirectWrite *w, const char *what, TM_FailureData *tmfd, text *pk,
 								 text *rk) pg_attribute_noreturn();
 
+/*
+ * The error of a row version changed (result) by a transaction the
+ * REPEATABLE READ or SERIALIZABLE snapshot does not see: 40001, as the
+ * executor's.
+ */
 static void
 serialization_failure(TM_Result result, text *pk, text *rk)
 {
@@ -341,71 +347,10 @@ lock_entity(DirectWrite *w, text *pk, text *rk, LockTupleMode mode, ItemPointer 
 }
 
 /*
- * Plan the CHECK constraints of the relation into the cache, as ExecRelCheck
- * plans them for each statement (ExecPrepareExpr): for the current role and
- * search_path.  Whatever fails leaves no trees behind, so that the next
- * write plans them again.  An invalidation arriving while planning leaves
- * the trees marked invalid: the write uses them, the next one plans again.
- * Planning can run code (an immutable function of constant arguments is
- * evaluated), even a write of this relation: that write finds the cache
- * being built and plans its own (prepare_checks).
- */
-static void
-build_checks(TsCheckCache *cache, Relation heap)
-{
-	TupleConstr *constr = heap->rd_att->constr;
-	MemoryContext cxt;
-	MemoryContext old;
-
-	if (cache->cxt != NULL)
-		MemoryContextDelete(cache->cxt);
-	cache->cxt = NULL;
-	cache->n = 0;
-	cache->valid = false;
-	if (constr == NULL || constr->num_check == 0)
-	{
-		cache->constr = constr;
-		cache->userid = InvalidOid;
-		cache->valid = true;
-		return;
-	}
-	cxt = AllocSetContextCreate(TopMemoryContext, "tablestore check constraints",
-								ALLOCSET_SMALL_SIZES);
-	cache->valid = true;
-	cache->building = true;
-	PG_TRY();
-	{
-		old = MemoryContextSwitchTo(cxt);
-		cache->exprs = palloc(sizeof(Expr *) * constr->num_check);
-		cache->names = palloc(sizeof(char *) * constr->num_check);
-		for (int i = 0; i < constr->num_check; i++)
-		{
-			cache->exprs[i] = expression_planner(stringToNode(constr->check[i].ccbin));
-			cache->names[i] = pstrdup(constr->check[i].ccname);
-		}
-		cache->search_path = GetOverrideSearchPath(cxt);
-		MemoryContextSwitchTo(old);
-	}
-	PG_CATCH();
-	{
-		cache->valid = false;
-		cache->building = false;
-		MemoryContextDelete(cxt);
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
-	cache->building = false;
-	cache->cxt = cxt;
-	cache->constr = constr;
-	cache->userid = GetUserId();
-	cache->n = constr->num_check;
-}
-
-/*
  * Make this write's state of the relation's CHECK constraints, as the
- * executor makes it for each statement: from a copy of the planned trees
- * (valid for the relation, the role and the search_path, else planned
- * again), initialized in the write's executor state.  Initializing checks
+ * executor makes it for each statement: from the planned trees of the
+ * entity-relation layer's cache (ts_rel_check_exprs: copies of this write's
+ * own), initialized in the write's executor state.  Initializing checks
  * the EXECUTE privilege of each function and looks up domains' constraints;
  * the state belongs to this write only, so a write that a CHECK's function
  * makes (of this very relation) or a later write, by any role, never shares
@@ -414,44 +359,12 @@ build_checks(TsCheckCache *cache, Relation heap)
 static void
 prepare_checks(DirectWrite *w)
 {
-	TsCheckCache *cache = ts_plans_checks(w->plans);
-	TupleConstr *constr = w->heap->rd_att->constr;
-	MemoryContext old;
+	MemoryContext old = MemoryContextSwitchTo(w->estate->es_query_cxt);
 	Expr	  **trees;
 	int			n;
 
-	if (cache->building)
-	{
-		/* a write made while the cache is planned: plan as ExecRelCheck */
-		n = constr ? constr->num_check : 0;
-		old = MemoryContextSwitchTo(w->estate->es_query_cxt);
-		trees = palloc(sizeof(Expr *) * Max(n, 1));
-		w->checks = palloc(sizeof(ExprState *) * Max(n, 1));
-		w->checknames = palloc(sizeof(char *) * Max(n, 1));
-		for (int i = 0; i < n; i++)
-		{
-			trees[i] = expression_planner(stringToNode(constr->check[i].ccbin));
-			w->checknames[i] = pstrdup(constr->check[i].ccname);
-		}
-	}
-	else
-	{
-		if (!cache->valid || cache->constr != (void *) constr ||
-			(cache->n > 0 && (cache->userid != GetUserId() ||
-							  !OverrideSearchPathMatchesCurrent(cache->search_path))))
-			build_checks(cache, w->heap);
-		n = cache->n;
-		old = MemoryContextSwitchTo(w->estate->es_query_cxt);
-		trees = palloc(sizeof(Expr *) * Max(n, 1));
-		w->checks = palloc(sizeof(ExprState *) * Max(n, 1));
-		w->checknames = palloc(sizeof(char *) * Max(n, 1));
-		/* copy first: initializing may run code that plans the cache again */
-		for (int i = 0; i < n; i++)
-		{
-			trees[i] = copyObject(cache->exprs[i]);
-			w->checknames[i] = pstrdup(cache->names[i]);
-		}
-	}
+	n = ts_rel_check_exprs(w->rel, w->heap, &trees, &w->checknames);
+	w->checks = palloc(sizeof(ExprState *) * Max(n, 1));
 	for (int i = 0; i < n; i++)
 		w->checks[i] = ExecInitExpr(trees[i], NULL);
 	MemoryContextSwitchTo(old);
@@ -732,13 +645,12 @@ command_name(TsOpKind kind)
 }
 
 /*
- * ts_direct_apply: carry out a write (not a retrieve) on the entity
- * relation relid, which the caller has locked and ts_direct_usable
- * accepted, as ts_apply_op does through SPI: same results, same errors.
+ * Carry out a write (see ts_direct_apply), the key index's violation as it
+ * is.
  */
-void
-ts_direct_apply(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional, int64 ticks,
-				TsOpResult *result)
+static void
+direct_apply(TsEntityRel *rel, TsOpKind kind, TsEntity *e, bool conditional, int64 ticks,
+			 TsOpResult *result)
 {
 	DirectWrite w;
 	text	   *pk = e->partition_key;
@@ -753,7 +665,7 @@ ts_direct_apply(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional, i
 
 	result->props = e->props;
 	result->ts = 0;
-	direct_begin(&w, plans);
+	direct_begin(&w, rel);
 
 	/*
 	 * ExecInitModifyTable's check of the replica identity, before any row is
@@ -847,7 +759,7 @@ ts_direct_apply(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional, i
 		statement_end();
 		if (!retry)
 			break;
-		if (round == 100)
+		if (round == TS_WRITE_MAX_ROUNDS)
 			ereport(ERROR,
 					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
 					 errmsg("could not write entity (\"%s\", \"%s\") because of concurrent writes of its key",
@@ -855,4 +767,36 @@ ts_direct_apply(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional, i
 					 errhint("Retry the operation.")));
 	}
 	direct_end(&w);
+}
+
+/*
+ * ts_direct_apply: carry out a write (not a retrieve) on the entity
+ * relation of rel, which the caller has locked and ts_direct_usable
+ * accepted, as the SPI path does (ts_spi_apply): same results, same errors.
+ * An insert's unique violation of the key index is EntityAlreadyExists.
+ */
+void
+ts_direct_apply(TsEntityRel *rel, TsOpKind kind, TsEntity *e, bool conditional, int64 ticks,
+				TsOpResult *result)
+{
+	MemoryContext oldcontext = CurrentMemoryContext;
+	char	   *keyname;
+
+	if (kind != TS_OP_INSERT)
+	{
+		direct_apply(rel, kind, e, conditional, ticks, result);
+		return;
+	}
+	keyname = ts_rel_key_index_name(rel);
+	PG_TRY();
+	{
+		direct_apply(rel, kind, e, conditional, ticks, result);
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(oldcontext);
+		ts_rel_raise_if_key_violation(rel, keyname, e->partition_key, e->row_key);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
 }

@@ -24,7 +24,18 @@
 
 #include "tablestore.h"
 
-/* Compare two key datums by UTF-16 code unit. */
+/*
+ * ts_key_cmp: compare two keys (PartitionKey or RowKey values) in the
+ * service's order, by UTF-16 code unit: the one comparison of keys as text
+ * that the key type, the query planner and the scans share.
+ */
+int
+ts_key_cmp(const text *a, const text *b)
+{
+	return ts_utf16_cmp(VARDATA_ANY(a), VARSIZE_ANY_EXHDR(a), VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b));
+}
+
+/* Compare two key datums by UTF-16 code unit, freeing what detoasting made. */
 static int
 key_compare(Datum a, Datum b)
 {
@@ -32,8 +43,7 @@ key_compare(Datum a, Datum b)
 	text	   *tb = DatumGetTextPP(b);
 	int			r;
 
-	r = ts_utf16_cmp(VARDATA_ANY(ta), VARSIZE_ANY_EXHDR(ta),
-					 VARDATA_ANY(tb), VARSIZE_ANY_EXHDR(tb));
+	r = ts_key_cmp(ta, tb);
 	if ((Pointer) ta != DatumGetPointer(a))
 		pfree(ta);
 	if ((Pointer) tb != DatumGetPointer(b))

@@ -31,20 +31,13 @@
 
 #include "tablestore.h"
 
-/* Compare two keys in the service's order. */
-static int
-key_cmp_text(const text *a, const text *b)
-{
-	return ts_utf16_cmp(VARDATA_ANY(a), VARSIZE_ANY_EXHDR(a), VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b));
-}
-
 /* Narrow the lower bound of r to "> v" or ">= v". */
 static void
 narrow_lo(TsKeyRange *r, text *v, bool inclusive)
 {
 	int			c;
 
-	if (r->lo.value == NULL || (c = key_cmp_text(v, r->lo.value)) > 0)
+	if (r->lo.value == NULL || (c = ts_key_cmp(v, r->lo.value)) > 0)
 	{
 		r->lo.value = v;
 		r->lo.inclusive = inclusive;
@@ -59,7 +52,7 @@ narrow_hi(TsKeyRange *r, text *v, bool inclusive)
 {
 	int			c;
 
-	if (r->hi.value == NULL || (c = key_cmp_text(v, r->hi.value)) < 0)
+	if (r->hi.value == NULL || (c = ts_key_cmp(v, r->hi.value)) < 0)
 	{
 		r->hi.value = v;
 		r->hi.inclusive = inclusive;
@@ -76,7 +69,7 @@ range_is_empty(const TsKeyRange *r)
 
 	if (r->lo.value == NULL || r->hi.value == NULL)
 		return false;
-	c = key_cmp_text(r->lo.value, r->hi.value);
+	c = ts_key_cmp(r->lo.value, r->hi.value);
 	return c > 0 || (c == 0 && !(r->lo.inclusive && r->hi.inclusive));
 }
 
@@ -85,7 +78,7 @@ bool
 ts_key_range_is_point(const TsKeyRange *r)
 {
 	return r->lo.value != NULL && r->hi.value != NULL &&
-		r->lo.inclusive && r->hi.inclusive && key_cmp_text(r->lo.value, r->hi.value) == 0;
+		r->lo.inclusive && r->hi.inclusive && ts_key_cmp(r->lo.value, r->hi.value) == 0;
 }
 
 /* Whether key v lies in range r. */
@@ -94,9 +87,9 @@ key_in_range(const TsKeyRange *r, const text *v)
 {
 	int			c;
 
-	if (r->lo.value != NULL && ((c = key_cmp_text(v, r->lo.value)) < 0 || (c == 0 && !r->lo.inclusive)))
+	if (r->lo.value != NULL && ((c = ts_key_cmp(v, r->lo.value)) < 0 || (c == 0 && !r->lo.inclusive)))
 		return false;
-	if (r->hi.value != NULL && ((c = key_cmp_text(v, r->hi.value)) > 0 || (c == 0 && !r->hi.inclusive)))
+	if (r->hi.value != NULL && ((c = ts_key_cmp(v, r->hi.value)) > 0 || (c == 0 && !r->hi.inclusive)))
 		return false;
 	return true;
 }
@@ -225,9 +218,9 @@ point_cmp(const ListCell *a, const ListCell *b)
 {
 	const TsScanSegment *pa = lfirst(a);
 	const TsScanSegment *pb = lfirst(b);
-	int			c = key_cmp_text(pa->pk.lo.value, pb->pk.lo.value);
+	int			c = ts_key_cmp(pa->pk.lo.value, pb->pk.lo.value);
 
-	return c != 0 ? c : key_cmp_text(pa->rk.lo.value, pb->rk.lo.value);
+	return c != 0 ? c : ts_key_cmp(pa->rk.lo.value, pb->rk.lo.value);
 }
 
 /*
@@ -404,9 +397,9 @@ ts_plan_segments(const TsQueryPlan *plan, text *next_pk, text *next_rk)
 
 			if (next_pk != NULL)
 			{
-				c = key_cmp_text(p->pk.lo.value, next_pk);
+				c = ts_key_cmp(p->pk.lo.value, next_pk);
 				if (c == 0)
-					c = key_cmp_text(p->rk.lo.value, next_rk);
+					c = ts_key_cmp(p->rk.lo.value, next_rk);
 			}
 			if (c >= 0)
 				segments = lappend(segments, p);

@@ -11,10 +11,14 @@
  *	  edm.c			Edm types: DateTime, Guid, Binary literals, ETags, UTF-16
  *	  key.c			the key type: text ordered by UTF-16 code unit
  *	  entity.c		entity validation and the canonical stored form
- *	  tables.c		the table catalog: create_table, delete_table, list_tables
+ *	  subxact.c		a function run in a subtransaction, its error as data
+ *	  entityrel.c	the entity-relation layer: opening and checking a table's
+ *					relation, stored rows, the per-relation cache, If-Match
+ *	  tables.c		the table catalog: create_table, delete_table
  *	  entityops.c	single-entity operations (insert, update, merge, upserts,
- *					delete, get) through SPI, and the choice of path
- *	  entitywrite.c	entity writes through the table and index access methods
+ *					delete, get) and the choice of write path
+ *	  entityspi.c	the SPI write path: prepared statements, caller's rights
+ *	  entitywrite.c	the direct write path: the table and index access methods
  *	  entityjson.c	entities as JSON text, straight from the stored row
  *	  batch.c		entity group transactions
  *	  filter_parse.c, filter_format.c, edmtext.c
@@ -164,6 +168,9 @@ typedef enum TsEdmType
 	EDM_BINARY
 } TsEdmType;
 
+/* key.c */
+extern int	ts_key_cmp(const text *a, const text *b);
+
 /* entity.c */
 
 /*
@@ -199,32 +206,44 @@ extern JsonbValue *ts_entity_output_value(text *pk, text *rk, TimestampTz ts, Js
 extern void ts_entity_json(StringInfo buf, text *pk, text *rk, TimestampTz ts, Jsonb *props, bool all,
 						   List *select);
 
-/* entityops.c */
-typedef struct RelPlans RelPlans;
+/* subxact.c */
+extern ErrorData *ts_run_in_subtransaction(void (*fn) (void *arg), void *arg);
 
-/*
- * The CHECK constraints of an entity relation for the direct write path:
- * their planned expression trees, kept with the relation's statements.  Only
- * the trees are cached; each write makes its own expression state from a
- * copy of them in its own executor state, as each statement does
- * (ExecRelCheck), so privileges are checked and functions, domains and
- * whole-row values looked up for every write.  What planning read decides
- * when the trees are made again: the relation (relcache), every function and
- * type (the planner inlines SQL functions, whose EXECUTE privilege it checks,
- * parsing them with the search_path), the role and the search_path.
- */
-typedef struct TsCheckCache
-{
-	bool		valid;			/* false: make the trees again */
-	bool		building;		/* being made (planning may run code) */
-	void	   *constr;			/* the TupleConstr they were made from */
-	Oid			userid;			/* the role they were planned for */
-	struct OverrideSearchPath *search_path; /* and the search_path */
-	MemoryContext cxt;			/* of all the above; NULL: none */
-	int			n;
-	struct Expr **exprs;		/* the planned CHECK expressions */
-	char	  **names;
-} TsCheckCache;
+/* entityrel.c: the entity-relation layer beneath the operations */
+
+/* The cache entry of an entity relation (pinned while a call uses it). */
+typedef struct TsEntityRel TsEntityRel;
+
+/* The prepared statements the SPI path keeps per relation. */
+#define TS_REL_STATEMENTS		6
+
+/* The most rounds a write makes while concurrent writes change its key. */
+#define TS_WRITE_MAX_ROUNDS		100
+
+extern bool ts_table_name_chars_valid(const char *name, int len);
+extern bool ts_table_name_is_valid(const char *name, int len);
+extern char *ts_relation_name(const char *name, int len);
+extern Oid	ts_key_type_oid(void);
+extern Oid	ts_table_open(text *table_name, AclMode required, LOCKMODE lockmode, char **relname,
+						  Oid *keyindex);
+extern Oid	ts_check_entity_relation(Relation heap, bool need_index);
+extern void ts_check_stored_row(const char *relname, const Datum *values, const bool *isnull);
+extern text *ts_arg_table_name(FunctionCallInfo fcinfo);
+extern TsEntityRel *ts_rel_pin(Oid relid, const char *relname, Oid keyindex);
+extern void ts_rel_unpin(TsEntityRel *rel);
+extern Oid	ts_rel_relid(TsEntityRel *rel);
+extern const char *ts_rel_relname(TsEntityRel *rel);
+extern Oid	ts_rel_keyindex(TsEntityRel *rel);
+extern struct _SPI_plan **ts_rel_statements(TsEntityRel *rel);
+extern void ts_rel_drop_statements(TsEntityRel *rel);
+extern int	ts_rel_check_exprs(TsEntityRel *rel, Relation heap, struct Expr ***exprs, char ***names);
+extern char *ts_rel_key_index_name(TsEntityRel *rel);
+extern bool ts_rel_is_key_violation(const char *keyname, ErrorData *edata);
+extern void ts_rel_raise_if_key_violation(TsEntityRel *rel, const char *keyname, text *pk, text *rk);
+extern bool ts_parse_if_match(const char *s, int64 *ticks);
+extern TimestampTz ts_if_match_timestamp(int64 ticks);
+extern void ts_check_if_match(TimestampTz stored_ts, bool conditional, int64 ticks, text *pk, text *rk);
+extern void ts_entity_not_found(text *pk, text *rk) pg_attribute_noreturn();
 
 /* The entity operations, single or in a batch. */
 typedef enum TsOpKind
@@ -245,22 +264,20 @@ typedef struct TsOpResult
 	Jsonb	   *props;			/* NULL after a delete */
 } TsOpResult;
 
-extern RelPlans *ts_get_plans(Oid relid, const char *relname, Oid keyindex);
-extern void ts_release_plans(RelPlans *plans);
+/* entityops.c: the operations, and the choice of write path */
 extern AclMode ts_op_privileges(TsOpKind kind);
-extern Oid	ts_plans_relid(RelPlans *plans);
-extern Oid	ts_plans_keyindex(RelPlans *plans);
-extern void ts_entity_not_found(text *pk, text *rk) pg_attribute_noreturn();
-extern void ts_check_if_match(TimestampTz stored_ts, bool conditional, int64 ticks, text *pk, text *rk);
-extern TsCheckCache *ts_plans_checks(RelPlans *plans);
-extern bool ts_parse_if_match(const char *s, int64 *ticks);
-extern void ts_apply_op(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional,
+extern TsEntityRel *ts_pin_relation(Oid relid, const char *relname, Oid keyindex);
+extern void ts_apply_op(TsEntityRel *rel, TsOpKind kind, TsEntity *e, bool conditional,
 						int64 ticks, TsOpResult *result);
-extern ErrorData *ts_run_in_subtransaction(void (*fn) (void *arg), void *arg);
 
-/* entitywrite.c: writes without SPI */
+/* entityspi.c: the SPI write path */
+extern void ts_spi_prepare(TsEntityRel *rel);
+extern void ts_spi_apply(TsEntityRel *rel, TsOpKind kind, TsEntity *e, bool conditional,
+						 int64 ticks, TsOpResult *result);
+
+/* entitywrite.c: the direct write path, without SPI */
 extern bool ts_direct_usable(Oid relid, TsOpKind kind);
-extern void ts_direct_apply(RelPlans *plans, TsOpKind kind, TsEntity *e, bool conditional,
+extern void ts_direct_apply(TsEntityRel *rel, TsOpKind kind, TsEntity *e, bool conditional,
 							int64 ticks, TsOpResult *result);
 
 /* filterbind.c: the $filter language bound to PostgreSQL */
@@ -341,13 +358,5 @@ extern TsScanSegment *ts_point_segment(text *pk, text *rk);
 extern bool ts_key_exists_raw(Oid relid, text *pk, text *rk, Snapshot snapshot);
 extern bool ts_point_read(text *table_name, text *pk, text *rk, const char *select_list,
 						  Jsonb **result);
-
-/* tables.c */
-extern Oid	ts_table_open(text *table_name, AclMode required, LOCKMODE lockmode, char **relname,
-						  Oid *keyindex);
-extern Oid	ts_check_entity_relation(Relation heap, bool need_index);
-extern void ts_check_stored_row(const char *relname, const Datum *values, const bool *isnull);
-extern bool ts_table_name_is_valid(const char *name, int len);
-extern text *ts_arg_table_name(FunctionCallInfo fcinfo);
 
 #endif							/* TABLESTORE_H */
