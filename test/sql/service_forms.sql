@@ -76,6 +76,9 @@ SELECT json_array_length(entities) AS n, next_partition_key, next_row_key
 FROM tablestore.query_entities_page_json('Sel', NULL, 'A', 2, 'p0', '2');
 SELECT (entity::jsonb - 'odata.etag') AS entity, next_partition_key, next_row_key
 FROM tablestore.query_page('Sel', NULL, 'A', 2, 'p1', '4');
+-- the keyed page (what the HTTP gateway reads): each entity's keys beside it
+SELECT entity::jsonb - 'odata.etag' AS entity, partition_key, row_key, next_partition_key, next_row_key
+FROM tablestore._query_page_keyed('Sel', NULL, 'A', 2, 'p0', '2');
 -- paging through the whole table with keys not selected returns every entity once
 WITH RECURSIVE pages(n, a, npk, nrk) AS (
 	SELECT 1, (SELECT array_agg((x->>'A')::int) FROM jsonb_array_elements(q.entities) x), q.next_partition_key, q.next_row_key
