@@ -55,9 +55,10 @@ static const Stmt stmts[] = {
 	{"insert_or_merge", "SELECT tablestore.insert_or_merge_entity($1, $2::jsonb)::text", 2},
 	{"delete", "SELECT tablestore.delete_entity($1, $2, $3, $4)", 4},
 	{"get", "SELECT e::text, e->>'odata.etag' FROM tablestore.get_entity($1, $2, $3, $4) AS e", 4},
+	/* with each entity's keys: a $select need not name them */
 	{"query",
-		"SELECT entity::text, next_partition_key, next_row_key "
-		"FROM tablestore.query_page($1, $2, $3, $4::int, $5, $6)", 6},
+		"SELECT entity::text, next_partition_key, next_row_key, partition_key, row_key "
+		"FROM tablestore._query_page_keyed($1, $2, $3, $4::int, $5, $6)", 6},
 	{"batch",
 		"SELECT (r->>'status')::int, r->>'etag', (r->'entity')::text "
 		"FROM tablestore.execute_batch($1, $2::jsonb) AS r", 2},

@@ -196,6 +196,8 @@ extern bool pct_decode(char *s);
 extern json_object *json_parse_strict(const char *text, size_t len);
 extern const char *json_text(json_object *obj);
 extern json_object *shape_entity(Req *r, const char *table, json_object *e, bool single);
+extern json_object *shape_entity_keyed(Req *r, const char *table, json_object *e, bool single,
+									   const char *pk, const char *rk);
 
 /* auth.c */
 extern bool authenticate(Req *r, Resp *resp);

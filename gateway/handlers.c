@@ -379,9 +379,9 @@ table_item(Req *r, const char *name, bool single)
 }
 
 /*
- * parse_top: $top as 1..1000 (default 1000) written in decimal digits only
+ * parse_top: $top as 0..1000 (default 1000) written in decimal digits only
  * (no sign, no blanks: one meaning per byte sequence); false with a 400 if
- * bad.
+ * bad.  0 is legal, as in the service: no entities and no continuation.
  */
 static bool
 parse_top(Req *r, Resp *resp, int *top)
@@ -395,9 +395,9 @@ parse_top(Req *r, Resp *resp, int *top)
 		return true;
 	n = strlen(t);
 	v = (n >= 1 && n <= 9 && strspn(t, "0123456789") == n) ? strtol(t, NULL, 10) : -1;
-	if (v < 1 || v > 1000)
+	if (v < 0 || v > 1000)
 	{
-		bad_request(r, resp, "InvalidInput", "$top must be an integer from 1 to 1000");
+		bad_request(r, resp, "InvalidInput", "$top must be an integer from 0 to 1000");
 		return false;
 	}
 	*top = (int) v;
@@ -450,7 +450,7 @@ query_tables(Req *r, Resp *resp)
 	for (int i = 0; i < n && i < top; i++)
 		json_object_array_add(arr, table_item(r, PQgetvalue(res, i, 0), false));
 	json_object_object_add(o, "value", arr);
-	if (n > top)
+	if (n > top && top > 0)
 	{
 		char	   *t = token_encode(r, 't', "", PQgetvalue(res, top, 0));
 
@@ -655,23 +655,12 @@ typedef struct Page
 	bool		bad;			/* a row that is not an entity */
 } Page;
 
-/* entity_keys: the PartitionKey and RowKey strings of an entity, or false. */
-static bool
-entity_keys(json_object *e, const char **pk, const char **rk)
-{
-	json_object *p,
-			   *k;
-
-	if (e == NULL || !json_object_object_get_ex(e, "PartitionKey", &p) ||
-		!json_object_object_get_ex(e, "RowKey", &k) ||
-		!json_object_is_type(p, json_type_string) || !json_object_is_type(k, json_type_string))
-		return false;
-	*pk = json_object_get_string(p);
-	*rk = json_object_get_string(k);
-	return true;
-}
-
-/* page_row: one row of a query page (DbRowFn). */
+/*
+ * page_row: one row of a query page (DbRowFn).  Each entity comes with its
+ * keys in columns of their own (tablestore._query_page_keyed): a $select
+ * that does not name PartitionKey and RowKey leaves them out of the entity,
+ * and the SAS range check and the page's own cut must not depend on it.
+ */
 static bool
 page_row(void *arg, PGresult *row)
 {
@@ -696,9 +685,17 @@ page_row(void *arg, PGresult *row)
 		}
 		return true;
 	}
+	if (PQgetisnull(row, 0, 3) || PQgetisnull(row, 0, 4))
+	{
+		pg->bad = true;
+		pg->done = true;
+		return false;
+	}
+	pk = PQgetvalue(row, 0, 3);
+	rk = PQgetvalue(row, 0, 4);
 	text = PQgetvalue(row, 0, 0);
 	len = PQgetlength(row, 0, 0);
-	if (table_sas || !pg->splice || (pg->count > 0 && pg->body->len + len > GW_MAX_PAGE_BYTES))
+	if (!pg->splice)
 	{
 		e = json_tokener_parse(text);
 		if (e == NULL || !json_object_is_type(e, json_type_object))
@@ -710,38 +707,36 @@ page_row(void *arg, PGresult *row)
 			return false;
 		}
 	}
-	if (table_sas && entity_keys(e, &pk, &rk) && !key_in_range(r, pk, rk))
+	if (table_sas && !key_in_range(r, pk, rk))
 	{
 		/* past the range's end: nothing later is in it, no continuation */
 		pg->done = true;
-		json_object_put(e);
+		if (e)
+			json_object_put(e);
 		return false;
 	}
 	if (pg->count > 0 && pg->body->len + len > GW_MAX_PAGE_BYTES)
 	{
 		/* the page is full: this entity is where the next one starts */
-		if (entity_keys(e, &pk, &rk))
-		{
-			pg->npk = xstrdup(pk);
-			pg->nrk = xstrdup(rk);
-			pg->done = true;
+		pg->npk = xstrdup(pk);
+		pg->nrk = xstrdup(rk);
+		pg->done = true;
+		if (e)
 			json_object_put(e);
-			return false;
-		}
+		return false;
 	}
 	if (pg->count++ > 0)
 		buf_puts(pg->body, ",");
-	if (e == NULL || pg->splice)
+	if (e == NULL)
 		buf_append(pg->body, text, len);
 	else
 	{
-		json_object *o = shape_entity(r, pg->table, e, false);
+		json_object *o = shape_entity_keyed(r, pg->table, e, false, pk, rk);
 
 		buf_puts(pg->body, json_text(o));
 		json_object_put(o);
-	}
-	if (e)
 		json_object_put(e);
+	}
 	return true;
 }
 
@@ -868,7 +863,7 @@ get_entity(Req *r, Resp *resp, const char *table, const char *pk, const char *rk
 	}
 	if ((e = result_entity(r, resp, res)) == NULL)
 		return;
-	o = shape_entity(r, table, e, true);
+	o = shape_entity_keyed(r, table, e, true, pk, rk);
 	resp_json(r, resp, 200, o);
 	json_object_put(o);
 	json_object_put(e);

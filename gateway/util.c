@@ -613,6 +613,25 @@ pct_decode(char *s)
 json_object *
 shape_entity(Req *r, const char *table, json_object *e, bool single)
 {
+	json_object *p = NULL,
+			   *k = NULL;
+
+	json_object_object_get_ex(e, "PartitionKey", &p);
+	json_object_object_get_ex(e, "RowKey", &k);
+	return shape_entity_keyed(r, table, e, single,
+							  p && json_object_is_type(p, json_type_string) ? json_object_get_string(p) : NULL,
+							  k && json_object_is_type(k, json_type_string) ? json_object_get_string(k) : NULL);
+}
+
+/*
+ * shape_entity_keyed: shape_entity for an entity whose keys (pk, rk; NULL:
+ * unknown) the caller knows apart from its properties: under a $select
+ * that does not name them they are not in it, and fullmetadata's odata.id
+ * and odata.editLink still name the entity.
+ */
+json_object *
+shape_entity_keyed(Req *r, const char *table, json_object *e, bool single, const char *pk, const char *rk)
+{
 	json_object *out = json_object_new_object();
 	json_object *v;
 	Buf			b = {0};
@@ -625,26 +644,22 @@ shape_entity(Req *r, const char *table, json_object *e, bool single)
 	}
 	if (r->level == LEVEL_FULL)
 	{
-		json_object *pk = NULL,
-				   *rk = NULL;
+		Buf			path = {0};
 
-		json_object_object_get_ex(e, "PartitionKey", &pk);
-		json_object_object_get_ex(e, "RowKey", &rk);
 		buf_printf(&b, "%s.%s", r->acct->name, table);
 		json_object_object_add(out, "odata.type", json_object_new_string(b.data));
 		b.len = 0;
-		if (pk && rk && json_object_is_type(pk, json_type_string) && json_object_is_type(rk, json_type_string))
+		if (pk && rk)
 		{
-			Buf			path = {0};
-
-			entity_path(&path, table, json_object_get_string(pk), json_object_get_string(rk));
+			entity_path(&path, table, pk, rk);
 			buf_printf(&b, "%s/%s", r->base, path.data);
 			json_object_object_add(out, "odata.id", json_object_new_string(b.data));
-			if (json_object_object_get_ex(e, "odata.etag", &v))
-				json_object_object_add(out, "odata.etag", json_object_get(v));
-			json_object_object_add(out, "odata.editLink", json_object_new_string(path.data));
-			buf_free(&path);
 		}
+		if (json_object_object_get_ex(e, "odata.etag", &v))
+			json_object_object_add(out, "odata.etag", json_object_get(v));
+		if (pk && rk)
+			json_object_object_add(out, "odata.editLink", json_object_new_string(path.data));
+		buf_free(&path);
 	}
 	else if (r->level == LEVEL_MINIMAL && json_object_object_get_ex(e, "odata.etag", &v))
 		json_object_object_add(out, "odata.etag", json_object_get(v));

@@ -333,3 +333,12 @@ CREATE FUNCTION tablestore.error_codes(OUT code text, OUT sqlstate text, OUT htt
 	RETURNS SETOF record
 	AS 'MODULE_PATHNAME', 'error_codes' LANGUAGE C IMMUTABLE;
 COMMENT ON FUNCTION tablestore.error_codes() IS 'the Table service error codes and the SQLSTATE each is raised with';
+
+-- Issue 22 ($select, $top=0): query_page with each entity's keys, as on a
+-- node, for the HTTP gateway in front of a router: a $select that does not
+-- name PartitionKey and RowKey leaves them out of the entity
+CREATE FUNCTION tablestore._query_page_keyed(table_name text, filter text, select_list text,
+		top integer, next_partition_key text, next_row_key text)
+	RETURNS TABLE (entity json, next_partition_key text, next_row_key text, partition_key text, row_key text)
+	AS 'MODULE_PATHNAME', 'router_query_page' LANGUAGE C STABLE ROWS 1000;
+COMMENT ON FUNCTION tablestore._query_page_keyed(text, text, text, integer, text, text) IS 'internal: query_page with each entity''s keys, for the HTTP gateway';

@@ -777,6 +777,17 @@ annotate(Members *ms, Member *m, Member *annotation, TsEdmType type)
 }
 
 /*
+ * Whether a JSON string is word (lower-case ASCII) in any letter case,
+ * exactly: no blanks or other characters around it.
+ */
+static bool
+bool_text_is(const JsonbValue *v, const char *word)
+{
+	return v->val.string.len == (int) strlen(word) &&
+		pg_strncasecmp(v->val.string.val, word, v->val.string.len) == 0;
+}
+
+/*
  * Check one property's value against its type and set its canonical value
  * (m->canon) and annotation.  A value already in canonical form is kept as
  * it is, pointing into the input.  Returns the value's size by the
@@ -920,6 +931,19 @@ canonicalize_property(Members *ms, Member *m)
 			}
 
 		case EDM_BOOLEAN:
+			if (v->type == jbvString &&
+				(bool_text_is(v, "true") || bool_text_is(v, "false")))
+			{
+				/*
+				 * "true" or "false" in any letter case, annotated (a string
+				 * is typed Boolean only by its annotation): the service
+				 * takes them, and the JavaScript SDK and Storage Explorer
+				 * send them.  Stored as the Boolean, unannotated.
+				 */
+				m->canon.type = jbvBool;
+				m->canon.val.boolean = bool_text_is(v, "true");
+				break;
+			}
 			if (v->type != jbvBool)
 				invalid_value(m, type);
 			m->canon = *v;
@@ -1406,9 +1430,11 @@ ts_parse_select_list(const char *select_list)
 }
 
 /*
- * ts_entity_output: an entity as the service returns it: system properties,
- * odata.etag and the stored properties (all, or those of select_list, a
- * selected property the entity lacks coming back as null).
+ * ts_entity_output: an entity as the service returns it: without a $select
+ * list, the system properties, odata.etag and every stored property; with
+ * one, odata.etag and exactly the properties it names (PartitionKey, RowKey
+ * and Timestamp too only when named), a selected property the entity lacks
+ * coming back as null.
  */
 Jsonb *
 ts_entity_output(text *pk, text *rk, TimestampTz ts, Jsonb *props, const char *select_list)
@@ -1548,22 +1574,28 @@ ts_entity_output_value(text *pk, text *rk, TimestampTz ts, Jsonb *props, bool al
 	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
 	push_cstring(&st, WJB_KEY, "odata.etag");
 	push_cstring(&st, WJB_VALUE, ts_etag_from_datetime(stamp));
-	push_cstring(&st, WJB_KEY, "PartitionKey");
-	push_string(&st, WJB_VALUE, VARDATA_ANY(pk), VARSIZE_ANY_EXHDR(pk));
-	push_cstring(&st, WJB_KEY, "RowKey");
-	push_string(&st, WJB_VALUE, VARDATA_ANY(rk), VARSIZE_ANY_EXHDR(rk));
-	push_cstring(&st, WJB_KEY, "Timestamp");
-	push_cstring(&st, WJB_VALUE, stamp);
 
+	/* the system properties only when named, as the service does */
 	foreach(lc, select)
 	{
 		char	   *name = lfirst(lc);
 		char	   *aname;
 		JsonbValue *found;
 
-		if (strcmp(name, "PartitionKey") == 0 || strcmp(name, "RowKey") == 0 ||
-			strcmp(name, "Timestamp") == 0)
+		if (strcmp(name, "PartitionKey") == 0 || strcmp(name, "RowKey") == 0)
+		{
+			text	   *key = name[0] == 'P' ? pk : rk;
+
+			push_cstring(&st, WJB_KEY, name);
+			push_string(&st, WJB_VALUE, VARDATA_ANY(key), VARSIZE_ANY_EXHDR(key));
 			continue;
+		}
+		if (strcmp(name, "Timestamp") == 0)
+		{
+			push_cstring(&st, WJB_KEY, name);
+			push_cstring(&st, WJB_VALUE, stamp);
+			continue;
+		}
 		found = getKeyJsonValueFromContainer(&props->root, name, strlen(name), NULL);
 		push_cstring(&st, WJB_KEY, name);
 		if (found == NULL)

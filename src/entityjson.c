@@ -143,11 +143,24 @@ is_system_name(const char *s, int len)
 		(len == 10 && memcmp(s, "odata.etag", 10) == 0);
 }
 
+/* Whether a parsed $select list names the property name. */
+static bool
+name_selected(List *select, const char *name)
+{
+	ListCell   *lc;
+
+	foreach(lc, select)
+		if (strcmp((const char *) lfirst(lc), name) == 0)
+			return true;
+	return false;
+}
+
 /*
  * ts_entity_json: append an entity as the service returns it to buf, as
- * JSON text: odata.etag, PartitionKey, RowKey and Timestamp, then the
- * stored properties (all, or those of the parsed $select list, a missing
- * one as null), with their annotations.  A stored Timestamp outside the
+ * JSON text: odata.etag, PartitionKey, RowKey and Timestamp, then every
+ * stored property; with a parsed $select list, odata.etag and exactly the
+ * properties it names (the system ones only when named, in that order
+ * first; a missing one as null), with their annotations.  A stored Timestamp outside the
  * service's range is an error naming the entity (ts_format_stored_timestamp).
  */
 void
@@ -160,12 +173,22 @@ ts_entity_json(StringInfo buf, text *pk, text *rk, TimestampTz ts, Jsonb *props,
 	appendStringInfoCharMacro(buf, '{');
 	json_key(buf, "odata.etag", 10, &first);
 	json_string(buf, etag, strlen(etag));
-	json_key(buf, "PartitionKey", 12, &first);
-	json_string(buf, VARDATA_ANY(pk), VARSIZE_ANY_EXHDR(pk));
-	json_key(buf, "RowKey", 6, &first);
-	json_string(buf, VARDATA_ANY(rk), VARSIZE_ANY_EXHDR(rk));
-	json_key(buf, "Timestamp", 9, &first);
-	json_string(buf, stamp, strlen(stamp));
+	/* with a $select list, the system properties only when named */
+	if (all || name_selected(select, "PartitionKey"))
+	{
+		json_key(buf, "PartitionKey", 12, &first);
+		json_string(buf, VARDATA_ANY(pk), VARSIZE_ANY_EXHDR(pk));
+	}
+	if (all || name_selected(select, "RowKey"))
+	{
+		json_key(buf, "RowKey", 6, &first);
+		json_string(buf, VARDATA_ANY(rk), VARSIZE_ANY_EXHDR(rk));
+	}
+	if (all || name_selected(select, "Timestamp"))
+	{
+		json_key(buf, "Timestamp", 9, &first);
+		json_string(buf, stamp, strlen(stamp));
+	}
 
 	if (all)
 	{

@@ -604,7 +604,11 @@ arg_plan(FunctionCallInfo fcinfo, int n)
 										 filter ? VARSIZE_ANY_EXHDR(filter) : 0));
 }
 
-/* The $top of argument n: NULL gives dflt; below 1 or above max is invalid. */
+/*
+ * The $top of argument n: NULL gives dflt; negative or above max is
+ * invalid.  Zero is legal, as in the service: no entities, and (for a page)
+ * no continuation.
+ */
 static int64
 arg_top(FunctionCallInfo fcinfo, int n, int64 dflt, int64 max)
 {
@@ -613,12 +617,23 @@ arg_top(FunctionCallInfo fcinfo, int n, int64 dflt, int64 max)
 	if (PG_ARGISNULL(n))
 		return dflt;
 	top = PG_GETARG_INT32(n);
-	if (top < 1 || (max > 0 && top > max))
+	if (top < 0 || (max > 0 && top > max))
 		ts_ereport(ERROR, TS_InvalidInput,
 				   max > 0 ?
-				   errmsg("top must be between 1 and " INT64_FORMAT ", not %d", max, top) :
-				   errmsg("top must be at least 1, not %d", top));
+				   errmsg("top must be between 0 and " INT64_FORMAT ", not %d", max, top) :
+				   errmsg("top must be at least 0, not %d", top));
 	return top;
+}
+
+/*
+ * The limit of a page's scan: one entity more than the page (its key is
+ * the continuation), except for an empty page ($top=0), which reads
+ * nothing and has no continuation.
+ */
+static int64
+page_scan_limit(int64 top)
+{
+	return top == 0 ? 0 : top + 1;
 }
 
 /* Shut a streaming scan down when its query ends before the scan does. */
@@ -764,11 +779,11 @@ query_page(FunctionCallInfo fcinfo, bool json)
 	 * (over copies of their stored parts, as the scan moves on) and
 	 * serialized once; as json it is written as text entity by entity.
 	 */
-	qs = query_begin(table_name, plan, next_pk, next_rk, arg_cstring(fcinfo, 2), top + 1);
+	qs = query_begin(table_name, plan, next_pk, next_rk, arg_cstring(fcinfo, 2), page_scan_limit(top));
 	array.type = jbvArray;
 	array.val.array.rawScalar = false;
 	array.val.array.nElems = 0;
-	allocated = json ? 0 : Min(top, 64);
+	allocated = json ? 0 : Max(Min(top, 64), 1);
 	array.val.array.elems = json ? NULL : palloc(sizeof(JsonbValue) * allocated);
 	if (json)
 	{
@@ -910,7 +925,8 @@ query_page_rows(PG_FUNCTION_ARGS)
 		ps->desc = BlessTupleDesc(CreateTupleDescCopy(desc));
 		/* one entity more than the page: its key is the continuation */
 		ps->qs = query_begin(table_name, plan, next_pk ? copy_text(next_pk) : NULL,
-							 next_rk ? copy_text(next_rk) : NULL, arg_cstring(fcinfo, 2), top + 1);
+							 next_rk ? copy_text(next_rk) : NULL, arg_cstring(fcinfo, 2),
+							 page_scan_limit(top));
 		MemoryContextSwitchTo(old);
 		funcctx->user_fctx = ps;
 		RegisterExprContextCallback(rsinfo->econtext, page_shutdown, PointerGetDatum(ps));

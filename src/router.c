@@ -1792,7 +1792,7 @@ page_args_ok(FunctionCallInfo fcinfo)
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(4) != PG_ARGISNULL(5))
 		return false;
 	top = arg_page_top(fcinfo, 3);
-	return top >= 1 && top <= 1000;
+	return top >= 0 && top <= 1000;
 }
 
 /* the page as a JSON array text "[e1,e2,...]" */
@@ -1943,7 +1943,10 @@ router_query_entities_page_json(PG_FUNCTION_ARGS)
 }
 
 /*
- * query_page: the page as rows, then the continuation row.
+ * query_page: the page as rows, then the continuation row.  As
+ * _query_page_keyed (five result columns, as on a node), each entity's
+ * keys too, for a client (the HTTP gateway) whose $select may leave them
+ * out of the entity.
  */
 TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(router_query_page);
 Datum
@@ -1952,8 +1955,9 @@ router_query_page(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	int			part = route_query(ARG_TEXT(1));
 	MergedPage		page;
-	Datum		values[3];
-	bool		nulls[3];
+	Datum		values[5];
+	bool		nulls[5] = {false, true, true, true, true};
+	bool		keyed;
 
 	if (!page_args_ok(fcinfo))
 		part = Max(part, 0);
@@ -1962,16 +1966,24 @@ router_query_page(PG_FUNCTION_ARGS)
 			   ARG_TEXT(4), ARG_TEXT(5), true, &page);
 	unlock_partitions(part);
 	InitMaterializedSRF(fcinfo, 0);
+	keyed = rsinfo->setDesc->natts == 5;
 	for (int i = 0; i < page.n; i++)
 	{
 		values[0] = PointerGetDatum(page.ents[i].json);
 		nulls[0] = false;
 		nulls[1] = nulls[2] = true;
+		if (keyed)
+		{
+			values[3] = PointerGetDatum(page.ents[i].pk);
+			values[4] = PointerGetDatum(page.ents[i].rk);
+			nulls[3] = nulls[4] = false;
+		}
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	if (page.next_pk)
 	{
 		nulls[0] = true;
+		nulls[3] = nulls[4] = true;
 		values[1] = PointerGetDatum(page.next_pk);
 		values[2] = PointerGetDatum(page.next_rk);
 		nulls[1] = nulls[2] = false;
@@ -2204,9 +2216,11 @@ router_stream(FunctionCallInfo fcinfo, bool json)
 		MemoryContextSwitchTo(old);
 
 		/*
-		 * A cap below 1 is refused by one node's query_entities, after its
-		 * checks of the table and the filter: ask it for the error.  Every
-		 * other argument is checked by the pages as query_entities checks it.
+		 * A cap below 1 is checked by one node's query_entities, after its
+		 * checks of the table and the filter: ask it for the error (a
+		 * negative cap) or for the check of the arguments of an empty
+		 * stream (a cap of 0, which returns nothing).  Every other argument
+		 * is checked by the pages as query_entities checks it.
 		 */
 		if (st->capped && st->remaining < 1)
 		{

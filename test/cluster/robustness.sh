@@ -228,15 +228,15 @@ SELECT e FROM tablestore.query_entities('Merge') e;
 \echo == query_entities, filter on a property
 SELECT e FROM tablestore.query_entities('Merge', 'Tag eq ''b'' and N gt 300') e;
 \echo == query_entities, $select
-SELECT e FROM tablestore.query_entities('Merge', NULL, 'Txt,N') e;
+SELECT e FROM tablestore.query_entities('Merge', NULL, 'PartitionKey,RowKey,Txt,N') e;
 \echo == query_entities, filter and $select and top
-SELECT e FROM tablestore.query_entities('Merge', 'Txt ge ''😀'' or Txt lt ''B''', 'Tag', 50) e;
+SELECT e FROM tablestore.query_entities('Merge', 'Txt ge ''😀'' or Txt lt ''B''', 'PartitionKey,RowKey,Tag', 50) e;
 \echo == query_entities, RowKey range
-SELECT e FROM tablestore.query_entities('Merge', 'RowKey ge ''😀''', 'N') e;
+SELECT e FROM tablestore.query_entities('Merge', 'RowKey ge ''😀''', 'PartitionKey,RowKey,N') e;
 \echo == query_entities, PartitionKey range
-SELECT e FROM tablestore.query_entities('Merge', 'PartitionKey gt ''中'' and PartitionKey lt ''ｚ''', 'N') e;
+SELECT e FROM tablestore.query_entities('Merge', 'PartitionKey gt ''中'' and PartitionKey lt ''ｚ''', 'PartitionKey,RowKey,N') e;
 \echo == query_entities, two PartitionKeys
-SELECT e FROM tablestore.query_entities('Merge', 'PartitionKey eq ''ｚ😀'' or PartitionKey eq ''😀ｚ''', 'N') e;
+SELECT e FROM tablestore.query_entities('Merge', 'PartitionKey eq ''ｚ😀'' or PartitionKey eq ''😀ｚ''', 'PartitionKey,RowKey,N') e;
 \echo == query_entities_json, filter
 SELECT e FROM tablestore.query_entities_json('Merge', 'N ge 500', NULL) e;
 \echo == typed entities

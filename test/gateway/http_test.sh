@@ -268,6 +268,60 @@ expect "SAS with a stored policy id" 403 AuthenticationFailed
 raw GET "/$acct/httptest(PartitionKey='p',RowKey='1')?sv=2019-02-02&tn=httptest&sp=r&se=garbage&sig=x"
 expect "SAS with a malformed expiry" 403 AuthenticationFailed
 
+# ---- issue 22, items 1-3: annotated Boolean strings, exact $select, $top=0 ----
+# jcheck NAME PYTHON-EXPRESSION: a condition on the body parsed as JSON (b)
+# and the response headers, lower-cased (h)
+jcheck() {
+	check "$1" python3 -c 'import json, sys
+b = json.load(open(sys.argv[1])); h = open(sys.argv[2]).read().lower()
+sys.exit(0 if eval(sys.argv[3]) else 1)' "$tmp/body" "$tmp/hdr" "$2"
+}
+call POST "/$acct/httptest" -H "$J" -H "Prefer: return-no-content" \
+	--data '{"PartitionKey":"s","RowKey":"1","b":"false","b@odata.type":"Edm.Boolean","c":"TRUE","c@odata.type":"Edm.Boolean","n":1}'
+expect "a Boolean as an annotated string" 204
+call GET "/$acct/httptest(PartitionKey='s',RowKey='1')"
+jcheck "stored as Booleans" 'b["b"] is False and b["c"] is True and "b@odata.type" not in b'
+call MERGE "/$acct/httptest(PartitionKey='s',RowKey='1')" -H "$J" -H "If-Match: *" --data '{"d":"False","d@odata.type":"Edm.Boolean"}'
+expect "merge with an annotated Boolean string" 204
+call POST "/$acct/httptest" -H "$J" --data '{"PartitionKey":"s","RowKey":"x","b":"yes","b@odata.type":"Edm.Boolean"}'
+expect "an annotated Boolean string not true or false" 400 InvalidInput
+for i in 2 3 4 5; do
+	call PUT "/$acct/httptest(PartitionKey='s',RowKey='$i')" -H "$J" --data "{\"n\":$i}"
+done
+call GET "/$acct/httptest(PartitionKey='s',RowKey='1')?\$select=n,zz"
+expect "get with \$select" 200
+jcheck "\$select: exactly the named properties, a missing one null, and the ETag" \
+	'{k for k in b if not k.startswith("odata.")} == {"n", "zz"} and b["zz"] is None and b["odata.etag"].startswith("W/")'
+check "\$select: the ETag header" grep -qi '^ETag: W/' "$tmp/hdr"
+call GET "/$acct/httptest(PartitionKey='s',RowKey='1')?\$select=RowKey,Timestamp" -H "Accept: application/json;odata=fullmetadata"
+jcheck "\$select at fullmetadata: named keys, Timestamp typed, id and ETag" \
+	'"PartitionKey" not in b and b["RowKey"] == "1" and b["Timestamp@odata.type"] == "Edm.DateTime" and "odata.id" in b and "odata.etag" in b and "odata.editLink" in b'
+call GET "/$acct/httptest()?\$filter=PartitionKey%20eq%20's'&\$select=n" -H "Accept: application/json;odata=fullmetadata"
+jcheck "query \$select at fullmetadata: no keys, each entity's id and ETag" \
+	'len(b["value"]) == 5 and all(set(e) == {"odata.type", "odata.id", "odata.etag", "odata.editLink", "n"} for e in b["value"]) and b["value"][1]["odata.id"].replace("%27", chr(39)).endswith("RowKey=" + chr(39) + "2" + chr(39) + ")")'
+call GET "/$acct/httptest()?\$filter=PartitionKey%20eq%20's'&\$select=zz" -H "Accept: application/json;odata=nometadata"
+jcheck "query \$select at nometadata: the missing property null, nothing else" 'b["value"] and all(e == {"zz": None} for e in b["value"])'
+call GET "/$acct/httptest()?\$filter=PartitionKey%20eq%20's'&\$select=n&\$top=2"
+jcheck "\$select without keys: the continuation still comes" 'len(b["value"]) == 2 and "x-ms-continuation-nextpartitionkey" in h and "partitionkey" not in json.dumps(b["value"]).lower()'
+# a table SAS's key range stays exact when the keys are not selected
+trsig() {	# trsig SE SPK SRK EPK ERK: table SAS signature, query permission, key range
+	hmac "r"$'\n\n'"$1"$'\n'"/table/$acct/httptest"$'\n\n\n\n'"2019-02-02"$'\n'"$2"$'\n'"$3"$'\n'"$4"$'\n'"$5"
+}
+raw GET "/$acct/httptest()?\$select=n&sv=2019-02-02&tn=httptest&sp=r&se=$(enc "$se")&spk=s&srk=2&epk=s&erk=3&sig=$(enc "$(trsig "$se" s 2 s 3)")"
+expect "table SAS with a key range, \$select without keys" 200
+jcheck "only the range's entities" '[e["n"] for e in b["value"]] == [2, 3] and "x-ms-continuation" not in h'
+# $top=0: no entities and no continuation
+call GET "/$acct/httptest()?\$top=0"
+expect "\$top=0" 200
+jcheck "\$top=0: no entities, no continuation" 'b["value"] == [] and "x-ms-continuation" not in h'
+call GET "/$acct/httptest()?\$top=0&\$filter=PartitionKey%20eq%20's'&\$select=n"
+jcheck "\$top=0 with a filter and \$select" 'b["value"] == [] and "x-ms-continuation" not in h'
+call GET "/$acct/Tables?\$top=0"
+expect "tables, \$top=0" 200
+jcheck "tables, \$top=0: none, no continuation" 'b["value"] == [] and "x-ms-continuation" not in h'
+call GET "/$acct/httptest()?\$top=-1"
+expect "negative \$top" 400 InvalidInput
+
 # ---- clean up; the gateway still answers ----
 call DELETE "/$acct/Tables('httptest')"
 expect "delete table" 204

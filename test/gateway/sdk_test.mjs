@@ -163,6 +163,33 @@ await test("insert, duplicate insert, point read, $select", async () => {
 	await rejects(t.getEntity("crud", "missing"), 404, "ResourceNotFound");
 });
 
+await test("issue 22: annotated Boolean strings, exact $select", async () => {
+	// the SDK sends {value: "false", type: "Boolean"} as "false" annotated Edm.Boolean
+	await t.createEntity({ partitionKey: "bools", rowKey: "1", b: { value: "false", type: "Boolean" },
+		c: { value: "TRUE", type: "Boolean" } });
+	const e = await t.getEntity("bools", "1");
+	assert.strictEqual(e.b, false);
+	assert.strictEqual(e.c, true);
+	await t.updateEntity({ partitionKey: "bools", rowKey: "1", d: { value: "True", type: "Boolean" } }, "Merge");
+	assert.strictEqual((await t.getEntity("bools", "1")).d, true);
+	await rejects(t.createEntity({ partitionKey: "bools", rowKey: "2", b: { value: "yes", type: "Boolean" } }), 400, "InvalidInput");
+	// $select: the named properties and the ETag; the keys and Timestamp only when named
+	const sel = await t.getEntity("bools", "1", { queryOptions: { select: ["b", "zz"] } });
+	assert.strictEqual(sel.b, false);
+	assert.strictEqual(sel.zz, null);
+	assert.match(sel.etag, /^W\/"datetime'/);
+	assert.strictEqual(sel.partitionKey, undefined);
+	assert.strictEqual(sel.rowKey, undefined);
+	assert.strictEqual(sel.timestamp, undefined);
+	const named = await t.getEntity("bools", "1", { queryOptions: { select: ["RowKey", "c"] } });
+	assert.strictEqual(named.rowKey, "1");
+	assert.strictEqual(named.partitionKey, undefined);
+	const q = await collect(t.listEntities({ queryOptions: { filter: "PartitionKey eq 'bools'", select: ["c"] } }));
+	assert.equal(q.length, 1);
+	assert.strictEqual(q[0].c, true);
+	assert.strictEqual(q[0].partitionKey, undefined);
+});
+
 await test("replace and merge with ETags; stale ETags refused", async () => {
 	const e0 = await t.getEntity("crud", "a");
 	const r1 = await t.updateEntity({ partitionKey: "crud", rowKey: "a", n: 2 }, "Merge", { etag: e0.etag });
@@ -353,6 +380,11 @@ await test("table SAS: key range, in range allowed, out of range refused", async
 	const paged = [];
 	for await (const page of c.listEntities().byPage({ maxPageSize: 30 })) paged.push(page.length);
 	assert.deepEqual(paged, [30, 30, 30, 10]);
+	// the range holds when $select leaves the keys out (issue 22)
+	const projected = [];
+	for await (const page of c.listEntities({ queryOptions: { select: ["n"] } }).byPage({ maxPageSize: 30 }))
+		projected.push(page.length);
+	assert.deepEqual(projected, [30, 30, 30, 10]);
 });
 
 await test("account SAS: listing and reading allowed, writing refused; expired refused", async () => {

@@ -160,6 +160,17 @@ def errors():
 
 
 @test
+def boolean_strings():
+    "issue 22: a Boolean as an annotated string, \"true\"/\"false\" in any case, stored as a Boolean"
+    t.create_entity({"PartitionKey": "bools", "RowKey": "1", "b": EntityProperty("false", EdmType.BOOLEAN),
+                     "c": EntityProperty("TRUE", EdmType.BOOLEAN)})
+    e = t.get_entity("bools", "1")
+    assert e["b"] is False and e["c"] is True, dict(e)
+    raises(HttpResponseError, "InvalidInput", t.create_entity,
+           {"PartitionKey": "bools", "RowKey": "2", "b": EntityProperty("yes", EdmType.BOOLEAN)})
+
+
+@test
 def paging_and_batches():
     "3,000 entities by batches, paged with continuations; a failing batch applies nothing"
     for b in range(30):
@@ -173,8 +184,10 @@ def paging_and_batches():
                                                      results_per_page=300, select=["n"]).by_page()]
     assert sizes == [300, 300, 300, 100], sizes
     sel = next(iter(t.query_entities("PartitionKey eq 'many'", select=["n"])))
-    # the spec's decision: the keys and Timestamp always come back
-    assert "n" in sel and set(sel.keys()) <= {"PartitionKey", "RowKey", "Timestamp", "n"}, sel.keys()
+    # as the service: exactly the named properties and the ETag (issue 22)
+    assert set(sel.keys()) == {"n"} and sel.metadata["etag"].startswith("W/"), (sel.keys(), sel.metadata)
+    sel = t.get_entity("many", "00001", select=["RowKey", "nope"])
+    assert dict(sel) == {"RowKey": "00001", "nope": None}, dict(sel)
     e1 = t.get_entity("many", "00001")
     t.submit_transaction([
         ("update", {"PartitionKey": "many", "RowKey": "00000", "n": -1}, {"mode": "replace"}),

@@ -27,7 +27,7 @@ DECLARE
 BEGIN
 	LOOP
 		SELECT entities, next_partition_key, next_row_key INTO page, npk, nrk
-		FROM tablestore.query_entities_page('Pages', NULL, 'N', 250, npk, nrk);
+		FROM tablestore.query_entities_page('Pages', NULL, 'PartitionKey,RowKey,N', 250, npk, nrk);
 		INSERT INTO seen (pk, rk) SELECT e->>'PartitionKey', e->>'RowKey' FROM jsonb_array_elements(page) e;
 		pages := pages + 1;
 		EXIT WHEN npk IS NULL;

@@ -57,8 +57,9 @@ SELECT rks('Types', 'RowKey eq ''i'' or RowKey eq ''l'' and P eq 6') AS and_firs
 SELECT rks('Types', 'Timestamp gt datetime''2000-01-01T00:00:00Z'' and RowKey lt ''c''') AS timestamp,
 	rks('Types', 'RowKey eq 5') AS key_vs_int, rks('Types', 'RowKey lt 5 and RowKey lt ''c''') AS key_lt_int;
 
--- $select: the system properties always, a missing property as null
-SELECT e - 'Timestamp' - 'odata.etag' AS e, e ? 'Timestamp' AND e ? 'odata.etag' AS stamped
+-- $select: exactly the named properties and odata.etag (the system properties
+-- only when named: issue 22), a missing property as null
+SELECT e - 'odata.etag' AS e, e ? 'Timestamp' AS stamped, e ? 'odata.etag' AS etag
 FROM tablestore.query_entities('Types', 'RowKey eq ''i'' or RowKey eq ''none''', 'P,Q, Missing') e;
 SELECT jsonb_object_keys(e) AS key FROM tablestore.query_entities('Types', 'RowKey eq ''l''', 'P') e;
 
@@ -99,20 +100,20 @@ SELECT tablestore.create_table('Paged');
 SELECT count(tablestore.insert_entity('Paged', jsonb_build_object('PartitionKey', 'p' || (i % 3), 'RowKey', lpad(i::text, 3, '0'), 'N', i)))
 FROM generate_series(1, 25) i;
 SELECT jsonb_array_length(entities) AS n, entities->0->>'RowKey' AS first, next_partition_key AS npk, next_row_key AS nrk
-FROM tablestore.query_entities_page('Paged', 'N gt 2', 'N', 10) \gset
+FROM tablestore.query_entities_page('Paged', 'N gt 2', 'RowKey,N', 10) \gset
 SELECT :n AS n, :'first' AS first, :'npk' AS npk, :'nrk' AS nrk;
 SELECT jsonb_array_length(entities) AS n, entities->0->>'RowKey' AS first, next_partition_key AS npk, next_row_key AS nrk
-FROM tablestore.query_entities_page('Paged', 'N gt 2', 'N', 10, :'npk', :'nrk') \gset
+FROM tablestore.query_entities_page('Paged', 'N gt 2', 'RowKey,N', 10, :'npk', :'nrk') \gset
 SELECT :n AS n, :'first' AS first, :'npk' AS npk, :'nrk' AS nrk;
 SELECT jsonb_array_length(entities) AS n, entities->0->>'RowKey' AS first, next_partition_key, next_row_key
-FROM tablestore.query_entities_page('Paged', 'N gt 2', 'N', 10, :'npk', :'nrk');
+FROM tablestore.query_entities_page('Paged', 'N gt 2', 'RowKey,N', 10, :'npk', :'nrk');
 -- a continuation from anywhere: the rest of its partition, then the others
 SELECT jsonb_array_length(entities) AS n, entities->0->>'RowKey' AS first, next_partition_key, next_row_key
-FROM tablestore.query_entities_page('Paged', 'N gt 2', 'N', 10, 'p1', '016');
+FROM tablestore.query_entities_page('Paged', 'N gt 2', 'RowKey,N', 10, 'p1', '016');
 -- within a point list and a range too
 SELECT (SELECT jsonb_agg(x - 'Timestamp' - 'odata.etag') FROM jsonb_array_elements(entities) x) AS entities,
 	next_partition_key, next_row_key
-FROM tablestore.query_entities_page('Paged', 'PartitionKey eq ''p1'' and (RowKey eq ''004'' or RowKey eq ''007'' or RowKey eq ''010'')', 'N', 2);
+FROM tablestore.query_entities_page('Paged', 'PartitionKey eq ''p1'' and (RowKey eq ''004'' or RowKey eq ''007'' or RowKey eq ''010'')', 'PartitionKey,RowKey,N', 2);
 SELECT jsonb_array_length(entities) AS n, next_partition_key, next_row_key
 FROM tablestore.query_entities_page('Paged', 'PartitionKey eq ''p1'' and (RowKey eq ''004'' or RowKey eq ''007'' or RowKey eq ''010'')', 'N', 2, 'p1', '010');
 SELECT jsonb_array_length(entities) AS n, next_partition_key
@@ -136,7 +137,7 @@ SELECT tablestore.query_entities('Types', 'P eq Q');
 SELECT tablestore.query_entities('Types', 'P eq 1 or P eq 2 or P eq 3 or P eq 4 or P eq 5 or P eq 6 or P eq 7 or P eq 8 or P eq 9 or P eq 10 or P eq 11 or P eq 12 or P eq 13 or P eq 14 or P eq 15 or P eq 16');
 SELECT tablestore.query_entities('Missing');
 SELECT tablestore.query_entities('Types', NULL, 'P,,Q');
-SELECT tablestore.query_entities('Types', NULL, NULL, 0);
+SELECT tablestore.query_entities('Types', NULL, NULL, -1);
 SELECT * FROM tablestore.query_entities_page('Types', NULL, NULL, 1001);
 SELECT * FROM tablestore.query_entities_page('Types', NULL, NULL, 10, 'p', NULL);
 -- a continuation is a position, whatever key it holds: paging never gets stuck

@@ -24,7 +24,7 @@ INSERT INTO tablestore_data.dates VALUES ('p', 'last', '9999-12-31 23:59:59.9999
 RESET TimeZone;
 SELECT e->>'RowKey' AS rk, e->>'Timestamp' AS ts, e->>'odata.etag' AS etag
 FROM tablestore.query_entities('Dates') e;
-SELECT tablestore.get_entity('Dates', 'p', 'last', 'X')->>'Timestamp' AS last_selected;
+SELECT tablestore.get_entity('Dates', 'p', 'last', 'X,Timestamp')->>'Timestamp' AS last_selected;
 SELECT json_agg(e->'RowKey') AS both_ends FROM tablestore.query_entities_json('Dates',
 	'Timestamp le datetime''1601-01-01T00:00:00Z'' or Timestamp ge datetime''9999-12-31T23:59:59.999999Z''') e;
 -- an ETag of the last microsecond matches it
