@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # test/router_regress.sh: the SQL-level suites against a scale-out router
 # with 2 shards (issue 14).  The pg_regress tests that exercise the API
-# (entities, keys, queries, batch, json_output, validation) run on a router
-# and must give the output in test/router/expected/: the single-node output
-# except where a test looks at one node's internals (the relations in
-# tablestore_data, the catalog tablestore.tables, event triggers), which a
-# router does not have; Timestamps and ETags are masked as <time>.  `diff
-# expected/X.out test/router/expected/X.out` shows those places and nothing
-# else.  The test router (test/router/sql) checks the router itself.  Then
+# (entities, keys, queries, batch, json_output, validation, service_forms)
+# run on a router and must give the single-node output (expected/X.out,
+# with Timestamps and ETags masked as <time>: they are clocks) except where
+# a test looks at one node's internals (the relations in tablestore_data,
+# the catalog tablestore.tables, event triggers), which a router does not
+# have.  Those places, and nothing else, are kept as patches:
+# test/router/X.diff turns the masked single-node output into the router's,
+# so the router's expected output is generated, never kept twice (a test
+# without a patch must give exactly the single-node output).
+# ROUTER_ACCEPT=1 rewrites the patches from a run.  The test router
+# (test/router/sql, test/router/expected) checks the router itself.  Then
 # the pgTAP files errors_test, operations_test, query_test and
 # roundtrip_test run through the router.
 set -u
@@ -25,6 +29,15 @@ mkdir -p "$OUT"
 cp -r test/sql "$OUT/sql"
 cp -r test/router/expected "$OUT/expected"
 cp test/router/sql/*.sql "$OUT/sql/"
+# router_expected T: the router's expected output of the node test T, the
+# masked single-node output with the test's patch applied
+router_expected() {
+	ts_mask_clock "expected/$1.out" >"$OUT/expected/$1.out"
+	[ ! -f "test/router/$1.diff" ] || patch -s --no-backup-if-mismatch "$OUT/expected/$1.out" "test/router/$1.diff"
+}
+for t in $TESTS; do
+	[ -f "test/router/expected/$t.out" ] || router_expected "$t" || { echo "router test $t: its patch does not apply"; status=1; }
+done
 # pg_regress runs the tests; the outputs are compared here, with the
 # Timestamps and ETags that a test prints masked (they are clocks)
 "$("$PGBIN/pg_config" --pkglibdir)/pgxs/src/test/regress/pg_regress" --use-existing \
@@ -44,11 +57,19 @@ for t in $TESTS; do
 	fi
 	ts_mask_clock "$OUT/results/$t.out" > "$OUT/$t.masked"
 	if [ -n "${ROUTER_ACCEPT:-}" ]; then
-		# ROUTER_ACCEPT=1: take the outputs as the new expected files (review
-		# the diff against the single-node expected files before committing)
-		cp "$OUT/$t.masked" "test/router/expected/$t.out"
-	elif diff -u "test/router/expected/$t.out" "$OUT/$t.masked" >"$OUT/$t.diff" ||
-		diff -u <(align_free "test/router/expected/$t.out") <(align_free "$OUT/$t.masked") >/dev/null; then
+		# ROUTER_ACCEPT=1: take the outputs as the new expected output (review
+		# the patches, which show where the router differs from a node,
+		# before committing)
+		if [ -f "test/router/expected/$t.out" ]; then
+			cp "$OUT/$t.masked" "test/router/expected/$t.out"
+		else
+			ts_mask_clock "expected/$t.out" >"$OUT/$t.node"
+			rm -f "test/router/$t.diff"
+			diff -u --label "expected/$t.out" --label "router/$t.out" "$OUT/$t.node" "$OUT/$t.masked" \
+				>"$OUT/$t.patch" || cp "$OUT/$t.patch" "test/router/$t.diff"
+		fi
+	elif diff -u "$OUT/expected/$t.out" "$OUT/$t.masked" >"$OUT/$t.diff" ||
+		diff -u <(align_free "$OUT/expected/$t.out") <(align_free "$OUT/$t.masked") >/dev/null; then
 		echo "router test $t ... ok"
 	else
 		echo "router test $t ... FAILED"
