@@ -374,10 +374,12 @@ relation_owner(Oid relid)
 }
 
 /*
- * Run a catalog statement with the rights of the catalog's owner.
+ * Run a catalog statement with the rights of the catalog's owner (also for
+ * the catalog of stored access policies, tableacl.c, after the caller's own
+ * rights were checked).
  */
-static int
-exec_catalog(const char *sql, int nargs, Oid *argtypes, Datum *values)
+int
+ts_exec_catalog(const char *sql, int nargs, Oid *argtypes, Datum *values)
 {
 	Oid			save_userid;
 	int			save_sec;
@@ -435,7 +437,7 @@ remove_stale_row(const char *rel)
 
 	if (OidIsValid(data_relation(rel)))
 		return false;
-	ret = exec_catalog("DELETE FROM " TS_SCHEMA ".tables WHERE relation_name OPERATOR(pg_catalog.=) $1",
+	ret = ts_exec_catalog("DELETE FROM " TS_SCHEMA ".tables WHERE relation_name OPERATOR(pg_catalog.=) $1",
 					   1, argtypes, values);
 	if (ret != SPI_OK_DELETE)
 		elog(ERROR, "could not delete from the tablestore catalog: %s", SPI_result_code_string(ret));
@@ -560,7 +562,7 @@ create_table(PG_FUNCTION_ARGS)
 	values[1] = CStringGetTextDatum(rel);
 	for (int attempt = 0;; attempt++)
 	{
-		ret = exec_catalog("INSERT INTO " TS_SCHEMA ".tables (table_name, relation_name) "
+		ret = ts_exec_catalog("INSERT INTO " TS_SCHEMA ".tables (table_name, relation_name) "
 						   "VALUES ($1, $2) ON CONFLICT DO NOTHING",
 						   2, argtypes, values);
 		if (ret != SPI_OK_INSERT)
@@ -665,7 +667,7 @@ delete_table(PG_FUNCTION_ARGS)
 	if (ret != SPI_OK_UTILITY)
 		elog(ERROR, "could not drop entity relation: %s", SPI_result_code_string(ret));
 	values[0] = CStringGetTextDatum(rel);
-	ret = exec_catalog("DELETE FROM " TS_SCHEMA ".tables WHERE relation_name OPERATOR(pg_catalog.=) $1",
+	ret = ts_exec_catalog("DELETE FROM " TS_SCHEMA ".tables WHERE relation_name OPERATOR(pg_catalog.=) $1",
 					   1, argtypes, values);
 	if (ret != SPI_OK_DELETE)
 		elog(ERROR, "could not delete from the tablestore catalog: %s", SPI_result_code_string(ret));

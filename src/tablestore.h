@@ -348,6 +348,7 @@ extern Oid	ts_table_open(text *table_name, AclMode required, LOCKMODE lockmode, 
 extern Oid	ts_check_entity_relation(Relation heap, bool need_index);
 extern void ts_check_stored_row(const char *relname, const Datum *values, const bool *isnull);
 extern bool ts_table_name_is_valid(const char *name, int len);
+extern int	ts_exec_catalog(const char *sql, int nargs, Oid *argtypes, Datum *values);
 extern text *ts_arg_table_name(FunctionCallInfo fcinfo);
 
 #endif							/* TABLESTORE_H */
