@@ -22,4 +22,12 @@ COMMENT ON FUNCTION tablestore.set_table_acl(text, jsonb) IS 'replace a table''s
 CREATE FUNCTION tablestore.get_table_acl(table_name text) RETURNS jsonb
 	AS 'MODULE_PATHNAME', 'get_table_acl' LANGUAGE C STABLE;
 COMMENT ON FUNCTION tablestore.get_table_acl(text) IS 'a table''s stored access policies as a JSON array';
+-- Stored access policies through a scale-out router (issue 22 item 8): the
+-- calls every node answers, with their errors as data (as the table calls).
+CREATE FUNCTION tablestore._routed_set_table_acl(table_name text, acl jsonb) RETURNS jsonb
+	AS 'MODULE_PATHNAME', 'routed_call' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION tablestore._routed_set_table_acl(text, jsonb) IS 'internal: set_table_acl for a scale-out router, with its error as data';
+CREATE FUNCTION tablestore._routed_get_table_acl(table_name text) RETURNS jsonb
+	AS 'MODULE_PATHNAME', 'routed_call' LANGUAGE C STABLE;
+COMMENT ON FUNCTION tablestore._routed_get_table_acl(text) IS 'internal: get_table_acl for a scale-out router, with its error as data';
 -- Stored access policies: end
