@@ -20,6 +20,7 @@ SELECT tablestore.insert_entity('Employees', jsonb_build_object(
 	'Rate', 1.0, 'Name', 'Ünïcode 😀'))
 	FROM generate_series(1, 50) i;
 SELECT tablestore.insert_entity('AuditLog', '{"PartitionKey": "", "RowKey": "", "Empty": ""}');
+SELECT tablestore.set_table_acl('Employees', '[{"Id": "readers", "Expiry": "2099-01-01T00:00:00.1234567Z", "Permission": "r"}]');
 SQL
 pg_dump -Fc -d $src -f "$dump"
 pg_restore -d $dst "$dump"
@@ -30,7 +31,8 @@ e="SELECT md5(string_agg(tablestore.get_entity('Employees', 'Sales', lpad(i::tex
    FROM generate_series(1, 50) i"
 # and the restored key index serves queries in key order
 f="SELECT md5(string_agg(e::text, '|')) FROM tablestore.query_entities('Employees', 'PartitionKey eq ''Sales'' and RowKey ge ''00010'' and Age lt 60') e"
-for sql in "$q" "$e" "$f" "SELECT tablestore.get_entity('AuditLog', '', '')::text"; do
+# and the stored access policies (catalog tablestore.table_acl)
+for sql in "$q" "$e" "$f" "SELECT tablestore.get_entity('AuditLog', '', '')::text" "SELECT tablestore.get_table_acl('Employees')::text"; do
 	a=$(psql -At -d $src -c "$sql")
 	b=$(psql -At -d $dst -c "$sql")
 	if [ "$a" != "$b" ] || [ -z "$a" ]; then
@@ -49,4 +51,4 @@ END $$;
 SELECT tablestore.delete_table('AuditLog');
 SQL
 psql -d postgres -c "DROP DATABASE $src" -c "DROP DATABASE $dst"
-echo "dump/restore: ok (2 tables, 51 entities)"
+echo "dump/restore: ok (2 tables, 51 entities, a stored access policy)"
