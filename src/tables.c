@@ -374,12 +374,10 @@ relation_owner(Oid relid)
 }
 
 /*
- * Run a catalog statement with the rights of the catalog's owner (also for
- * the catalog of stored access policies, tableacl.c, after the caller's own
- * rights were checked).
+ * Run a catalog statement with the rights of the catalog's owner.
  */
-int
-ts_exec_catalog(const char *sql, int nargs, Oid *argtypes, Datum *values)
+static int
+exec_catalog(const char *sql, int nargs, Oid *argtypes, Datum *values)
 {
 	Oid			save_userid;
 	int			save_sec;
@@ -395,6 +393,17 @@ ts_exec_catalog(const char *sql, int nargs, Oid *argtypes, Datum *values)
 	ret = SPI_execute_with_args(sql, nargs, argtypes, values, NULL, false, 0);
 	SetUserIdAndSecContext(save_userid, save_sec);
 	return ret;
+}
+
+/*
+ * ts_exec_catalog: exec_catalog for the other catalogs of the extension
+ * (tableacl.c's stored access policies), after the caller's own rights
+ * were checked.
+ */
+int
+ts_exec_catalog(const char *sql, int nargs, Oid *argtypes, Datum *values)
+{
+	return exec_catalog(sql, nargs, argtypes, values);
 }
 
 /*
@@ -437,7 +446,7 @@ remove_stale_row(const char *rel)
 
 	if (OidIsValid(data_relation(rel)))
 		return false;
-	ret = ts_exec_catalog("DELETE FROM " TS_SCHEMA ".tables WHERE relation_name OPERATOR(pg_catalog.=) $1",
+	ret = exec_catalog("DELETE FROM " TS_SCHEMA ".tables WHERE relation_name OPERATOR(pg_catalog.=) $1",
 					   1, argtypes, values);
 	if (ret != SPI_OK_DELETE)
 		elog(ERROR, "could not delete from the tablestore catalog: %s", SPI_result_code_string(ret));
@@ -562,7 +571,7 @@ create_table(PG_FUNCTION_ARGS)
 	values[1] = CStringGetTextDatum(rel);
 	for (int attempt = 0;; attempt++)
 	{
-		ret = ts_exec_catalog("INSERT INTO " TS_SCHEMA ".tables (table_name, relation_name) "
+		ret = exec_catalog("INSERT INTO " TS_SCHEMA ".tables (table_name, relation_name) "
 						   "VALUES ($1, $2) ON CONFLICT DO NOTHING",
 						   2, argtypes, values);
 		if (ret != SPI_OK_INSERT)
@@ -667,7 +676,7 @@ delete_table(PG_FUNCTION_ARGS)
 	if (ret != SPI_OK_UTILITY)
 		elog(ERROR, "could not drop entity relation: %s", SPI_result_code_string(ret));
 	values[0] = CStringGetTextDatum(rel);
-	ret = ts_exec_catalog("DELETE FROM " TS_SCHEMA ".tables WHERE relation_name OPERATOR(pg_catalog.=) $1",
+	ret = exec_catalog("DELETE FROM " TS_SCHEMA ".tables WHERE relation_name OPERATOR(pg_catalog.=) $1",
 					   1, argtypes, values);
 	if (ret != SPI_OK_DELETE)
 		elog(ERROR, "could not delete from the tablestore catalog: %s", SPI_result_code_string(ret));
