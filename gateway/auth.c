@@ -294,10 +294,92 @@ sip_allows(Req *r, const char *sip)
 	return ip >= 0 && l >= 0 && h >= 0 && ip >= l && ip <= h;
 }
 
+/* The one answer for every way a stored access policy cannot be used. */
+#define POLICY_UNUSABLE "the stored access policy named by si does not exist"
+
+/*
+ * sas_policy: apply the stored access policy si of a table SAS whose
+ * signature verified: its Start, Expiry and Permission take the place of
+ * the SAS's st, se and sp (into stbuf, sebuf and the Sas), as the service
+ * does.  The policy is read from the account's database as the account's
+ * role on every request, so that removing or changing it takes effect on
+ * the next one.  A field given both in the SAS and in the policy, an expiry
+ * or permissions given by neither, and a policy or table that does not
+ * exist (or that the role may not read) are 403 AuthenticationFailed; a
+ * database that cannot answer is its 5xx.  Only a caller who could sign
+ * gets here, so the lookup tells nothing to one who cannot.
+ */
+static bool
+sas_policy(Req *r, Resp *resp, const char *si, const char **st, const char **se,
+		   char *stbuf, char *sebuf, size_t cap)
+{
+	DbErr		err;
+	const char *vals[2] = {r->sas.tn, si};
+	PGresult   *res = db_call(r, "sas_policy", 2, vals, &err);
+	const char *pst,
+			   *pse,
+			   *psp;
+	const char *why = NULL;
+
+	if (res == NULL)
+	{
+		if (err.http >= 500)
+		{
+			db_error_response(r, resp, &err);
+			return false;
+		}
+		db_err_free(&err);
+		return auth_fail(r, resp, "AuthenticationFailed", POLICY_UNUSABLE);
+	}
+	if (PQntuples(res) != 1)
+	{
+		PQclear(res);
+		return auth_fail(r, resp, "AuthenticationFailed", POLICY_UNUSABLE);
+	}
+	pst = PQgetisnull(res, 0, 0) ? NULL : PQgetvalue(res, 0, 0);
+	pse = PQgetisnull(res, 0, 1) ? NULL : PQgetvalue(res, 0, 1);
+	psp = PQgetisnull(res, 0, 2) ? NULL : PQgetvalue(res, 0, 2);
+	if ((pst && *st) || (pse && *se) || (psp && r->sas.perms))
+		why = "a field (st, se or sp) is given both by the SAS and by its stored access policy";
+	else if ((!pse && !*se) || (!psp && !r->sas.perms))
+		why = "neither the SAS nor its stored access policy gives an expiry (se) and permissions (sp)";
+	else
+	{
+		if (pst)
+		{
+			snprintf(stbuf, cap, "%s", pst);
+			*st = stbuf;
+		}
+		if (pse)
+		{
+			snprintf(sebuf, cap, "%s", pse);
+			*se = sebuf;
+		}
+		if (psp)
+		{
+			snprintf(r->sas.policy_perms, sizeof(r->sas.policy_perms), "%s", psp);
+			r->sas.perms = r->sas.policy_perms;
+		}
+	}
+	PQclear(res);
+	return why == NULL || auth_fail(r, resp, "AuthenticationFailed", why);
+}
+
+/*
+ * auth_refuse_sas: refuse an operation that no SAS may perform (403
+ * AuthorizationPermissionMismatch); true when the request has no SAS.
+ */
+bool
+auth_refuse_sas(Req *r, Resp *resp, const char *why)
+{
+	return !r->sas.present || auth_fail(r, resp, "AuthorizationPermissionMismatch", why);
+}
+
 /*
  * sas: check a shared access signature in the query string: its
- * signature (account or table layout), time window, protocol and address.
- * What it permits is checked per operation by sas_allows().
+ * signature (account or table layout), its stored access policy (si, a
+ * table SAS's only), time window, protocol and address.  What it permits
+ * is checked per operation by sas_allows().
  */
 static bool
 sas(Req *r, Resp *resp)
@@ -308,19 +390,23 @@ sas(Req *r, Resp *resp)
 	const char *st = req_param(r, "st");
 	const char *sip = req_param(r, "sip");
 	const char *spr = req_param(r, "spr");
+	const char *si = req_param(r, "si");
+	char		stbuf[64],
+				sebuf[64];
 	Buf			sts = {0};
 	char	   *mine;
 	bool		ok;
 	time_t		now = time(NULL);
 
-	if (sv == NULL || req_param(r, "sp") == NULL)
+	/* sp may come from a table SAS's stored access policy instead */
+	if (sv == NULL || (req_param(r, "sp") == NULL && si == NULL))
 		return auth_fail(r, resp, "AuthenticationFailed", "the SAS lacks sv or sp");
-	if (req_param(r, "si") != NULL)
-		return auth_fail(r, resp, "AuthenticationFailed", "stored access policies (si) are not supported by this gateway");
 	r->sas.present = true;
 	r->sas.perms = req_param(r, "sp");
 	if (req_param(r, "ss") != NULL || req_param(r, "srt") != NULL)
 	{
+		if (si != NULL || r->sas.perms == NULL)
+			return auth_fail(r, resp, "AuthenticationFailed", "an account SAS needs sp and cannot name a stored access policy (si)");
 		r->sas.account_sas = true;
 		r->sas.srt = p_or_empty(r, "srt");
 		buf_printf(&sts, "%s\n%s\n%s\n%s\n%s\n%s\n%s\n%s\n%s\n",
@@ -356,8 +442,8 @@ sas(Req *r, Resp *resp)
 			if (*q >= 'A' && *q <= 'Z')
 				*q += 'a' - 'A';
 		buf_printf(&sts, "%s\n%s\n%s\n/table/%s/%s\n%s\n%s\n%s\n%s\n%s\n%s\n%s\n%s",
-				   r->sas.perms, p_or_empty(r, "st"), p_or_empty(r, "se"), r->acct->name, lower,
-				   "", p_or_empty(r, "sip"), p_or_empty(r, "spr"), sv,
+				   p_or_empty(r, "sp"), p_or_empty(r, "st"), p_or_empty(r, "se"), r->acct->name, lower,
+				   p_or_empty(r, "si"), p_or_empty(r, "sip"), p_or_empty(r, "spr"), sv,
 				   p_or_empty(r, "spk"), p_or_empty(r, "srk"), p_or_empty(r, "epk"), p_or_empty(r, "erk"));
 		free(lower);
 	}
@@ -367,6 +453,8 @@ sas(Req *r, Resp *resp)
 	buf_free(&sts);
 	if (!ok)
 		return auth_fail(r, resp, "AuthenticationFailed", "the SAS signature does not match");
+	if (si != NULL && !sas_policy(r, resp, si, &st, &se, stbuf, sebuf, sizeof(stbuf)))
+		return false;
 	if (se == NULL || parse_iso(se) == (time_t) -1)
 		return auth_fail(r, resp, "AuthenticationFailed", "the SAS has no valid expiry (se)");
 	if (now >= parse_iso(se))

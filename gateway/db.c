@@ -59,6 +59,13 @@ static const Stmt stmts[] = {
 	{"query",
 		"SELECT entity::text, next_partition_key, next_row_key, partition_key, row_key "
 		"FROM tablestore._query_page_keyed($1, $2, $3, $4::int, $5, $6)", 6},
+	{"get_table_acl", "SELECT tablestore.get_table_acl($1)::text", 1},
+	{"set_table_acl", "SELECT tablestore.set_table_acl($1, $2::jsonb)", 2},
+	/* a SAS's stored access policy (auth.c): at most one row */
+	{"sas_policy",
+		"SELECT p->>'Start', p->>'Expiry', p->>'Permission' "
+		"FROM pg_catalog.jsonb_array_elements(tablestore.get_table_acl($1)) AS p "
+		"WHERE p->>'Id' = $2 LIMIT 1", 2},
 	{"batch",
 		"SELECT (r->>'status')::int, r->>'etag', (r->'entity')::text "
 		"FROM tablestore.execute_batch($1, $2::jsonb) AS r", 2},
@@ -404,6 +411,8 @@ map_error(PGresult *res, PGconn *c, DbErr *err)
 	else if (strcmp(state, "42501") == 0)
 		set_err(err, "AuthorizationPermissionMismatch", 403,
 				"This request is not authorized to perform this operation using this permission.", primary);
+	else if (strcmp(state, "2200M") == 0)
+		set_err(err, "InvalidXmlDocument", 400, "XML specified is not syntactically valid.", primary);
 	else if (strncmp(state, "22", 2) == 0)
 		set_err(err, "InvalidInput", 400, "One of the request inputs is not valid.", primary);
 	else if (strcmp(state, "57014") == 0)

@@ -69,8 +69,20 @@ db_error_response(Req *r, Resp *resp, DbErr *err)
 	abort();
 }
 
+void
+table_acl(Req *r, Resp *resp, const char *table)
+{
+	abort();
+}
+
 bool
 authenticate(Req *r, Resp *resp)
+{
+	abort();
+}
+
+bool
+auth_refuse_sas(Req *r, Resp *resp, const char *why)
 {
 	abort();
 }

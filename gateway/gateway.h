@@ -122,6 +122,7 @@ typedef struct Sas
 			   *srk,
 			   *epk,
 			   *erk;			/* table SAS key range; NULL when absent */
+	char		policy_perms[8];	/* sp from a stored access policy (si) */
 } Sas;
 
 /* A response being built. */
@@ -203,6 +204,7 @@ extern json_object *shape_entity_keyed(Req *r, const char *table, json_object *e
 extern bool authenticate(Req *r, Resp *resp);
 extern int	key_cmp(const char *a, const char *b);
 extern bool key_in_range(Req *r, const char *pk, const char *rk);
+extern bool auth_refuse_sas(Req *r, Resp *resp, const char *why);
 extern bool sas_allows(Req *r, Resp *resp, const char *op, const char *table,
 					   const char *pk, const char *rk);
 
@@ -240,6 +242,11 @@ extern void free_resp(Resp *resp);
 extern bool conn_start(struct MHD_Daemon **daemon, unsigned int flags, struct sockaddr *sa,
 					   struct MHD_OptionItem *tls_opts);
 extern void conn_stop(struct MHD_Daemon *daemon);
+
+/* acl.c, aclxml.c: Get/Set Table ACL (stored access policies) */
+extern void table_acl(Req *r, Resp *resp, const char *table);
+extern char *aclxml_to_json(const char *body, size_t len, const char **why);
+extern bool aclxml_from_json(const char *json, Buf *b);
 
 /* batch.c */
 extern void handle_batch(Req *r, Resp *resp);

@@ -1130,7 +1130,9 @@ sas_precheck(Req *r, Resp *resp)
 	}
 	if (strcmp(r->rest, "$batch") == 0 || !parse_entity_path(r->rest, &table, &pk, &rk, &has_keys))
 		return true;
-	if (!has_keys && strcmp(m, "GET") == 0)
+	if (req_param(r, "comp") != NULL)
+		ok = auth_refuse_sas(r, resp, "a shared access signature cannot read or set a table's stored access policies");
+	else if (!has_keys && strcmp(m, "GET") == 0)
 		ok = sas_allows(r, resp, "query", table, NULL, NULL);
 	else if (!has_keys && strcmp(m, "POST") == 0)
 		ok = sas_allows(r, resp, "insert", table, NULL, NULL);
@@ -1295,13 +1297,10 @@ handle_request(Req *r, Resp *resp)
 	}
 	else if (!parse_entity_path(r->rest, &table, &pk, &rk, &has_keys))
 		bad_request(r, resp, "InvalidUri", "expected <table>, <table>() or <table>(PartitionKey='<pk>',RowKey='<rk>')");
+	else if (req_param(r, "comp") != NULL && !has_keys)
+		table_acl(r, resp, table);
 	else if (req_param(r, "comp") != NULL)
-	{
-		r->xml = true;
-		resp_error(r, resp, 501, "NotImplemented",
-				   "The requested operation is not implemented on the specified resource.",
-				   "table ACLs (stored access policies) are not served by this gateway");
-	}
+		bad_request(r, resp, "InvalidQueryParameterValue", "comp is not a parameter of an entity");
 	else if (!has_keys)
 	{
 		if (strcmp(m, "GET") == 0)

@@ -1458,6 +1458,77 @@ router_delete_table(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
+/*
+ * Stored access policies (Get/Set Table ACL).  Every node keeps a table's
+ * policies with its copy of the table, so that delete_table, which runs on
+ * every node, removes them, and each node checks the caller's rights on its
+ * relation.  set_table_acl replaces them on every node (under the table's
+ * name lock, as create_table and delete_table; a node's error is raised and
+ * the call can be repeated, replacing all again); get_table_acl reads them
+ * from every node and answers them only if the nodes agree.
+ */
+TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(router_set_table_acl);
+Datum
+router_set_table_acl(PG_FUNCTION_ARGS)
+{
+	Datum		args[2];
+	bool		nulls[2];
+	int			nrows;
+	LOCKTAG		name_tag;
+	bool		named = table_name_tag(ARG_TEXT(0), &name_tag);
+
+	if (named)
+		(void) LockAcquire(&name_tag, ExclusiveLock, false, false);
+	lock_partitions(-1);
+	for (int i = 0; i < 2; i++)
+	{
+		args[i] = PG_GETARG_DATUM(i);
+		nulls[i] = PG_ARGISNULL(i);
+	}
+	(void) call_remote_rows("tablestore_router._set_table_acl(pg_catalog.text,pg_catalog.jsonb)",
+							2, args, nulls, &nrows);
+	unlock_partitions(-1);
+	if (named)
+		(void) LockRelease(&name_tag, ExclusiveLock, false);
+	PG_RETURN_VOID();
+}
+
+TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(router_get_table_acl);
+Datum
+router_get_table_acl(PG_FUNCTION_ARGS)
+{
+	Datum		args[1];
+	bool		nulls[1];
+	RemoteRow  *rows;
+	int			nrows;
+	Jsonb	   *first = NULL;
+
+	lock_partitions(-1);
+	args[0] = PG_GETARG_DATUM(0);
+	nulls[0] = PG_ARGISNULL(0);
+	rows = call_remote_rows("tablestore_router._get_table_acl(pg_catalog.text)", 1, args, nulls, &nrows);
+	unlock_partitions(-1);
+	for (int r = 0; r < nrows; r++)
+	{
+		Jsonb	   *jb;
+
+		if (rows[r].nulls[0])
+			continue;
+		jb = DatumGetJsonbP(rows[r].values[0]);
+		if (first == NULL)
+			first = jb;
+		else if (compareJsonbContainers(&first->root, &jb->root) != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("the stored access policies of table \"%s\" differ between nodes",
+							text_to_cstring(ARG_TEXT(0))),
+					 errhint("Set them again with tablestore.set_table_acl: it replaces them on every node.")));
+	}
+	if (first == NULL)
+		elog(ERROR, "no node answered for the stored access policies");
+	PG_RETURN_JSONB_P(first);
+}
+
 static int
 cmp_names(const void *a, const void *b)
 {

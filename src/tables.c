@@ -101,6 +101,17 @@ exec_catalog(const char *sql, int nargs, Oid *argtypes, Datum *values)
 }
 
 /*
+ * ts_exec_catalog: exec_catalog for the other catalogs of the extension
+ * (tableacl.c's stored access policies), after the caller's own rights
+ * were checked.
+ */
+int
+ts_exec_catalog(const char *sql, int nargs, Oid *argtypes, Datum *values)
+{
+	return exec_catalog(sql, nargs, argtypes, values);
+}
+
+/*
  * The table_name argument of create_table and delete_table, checked with the
  * service's error for each way it can be wrong.
  */

@@ -359,4 +359,7 @@ extern bool ts_key_exists_raw(Oid relid, text *pk, text *rk, Snapshot snapshot);
 extern bool ts_point_read(text *table_name, text *pk, text *rk, const char *select_list,
 						  Jsonb **result);
 
+/* tables.c */
+extern int	ts_exec_catalog(const char *sql, int nargs, Oid *argtypes, Datum *values);
+
 #endif							/* TABLESTORE_H */

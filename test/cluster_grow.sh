@@ -34,6 +34,7 @@ r() { psql -X -q -At -v ON_ERROR_STOP=1 -d "$ROUTER" "$@"; }
 r <<'SQL' >/dev/null
 SELECT tablestore.create_table('Orders');
 SELECT tablestore.create_table('Audit');
+SELECT tablestore.set_table_acl('Orders', '[{"Id": "readers", "Permission": "r"}]');
 SELECT count(tablestore.insert_entity(t, jsonb_build_object('PartitionKey', 'k' || (i % 64), 'RowKey', lpad(i::text, 5, '0'), 'N', i)))
 FROM generate_series(1, 2000) i, unnest(ARRAY['Orders', 'Audit']) t;
 SQL
@@ -89,6 +90,9 @@ bash tools/cluster-move.sh "$ROUTER" "host=$DIR/shard3 dbname=tablestore" 3 7 11
 touch "$DIR/stop"
 wait
 
+# the new nodes got the tables' stored access policies: the router, which
+# answers them only when every node agrees, still does
+check "stored access policies after the move" "$(r -c "SELECT tablestore.get_table_acl('Orders')")" '[{"Id": "readers", "Permission": "r"}]'
 check "partitions per node after the move" \
 	"$(r -c "SELECT string_agg(n::text, ' ' ORDER BY node) FROM (SELECT node, count(*) n FROM tablestore_router.partitions() GROUP BY node) x")" "4 4 4 4"
 

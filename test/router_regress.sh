@@ -18,7 +18,7 @@ set -u
 cd "$(dirname "$0")/.."
 . tools/lib.sh
 
-TESTS="${ROUTER_TESTS:-entities keys queries batch json_output validation service_forms router}"
+TESTS="${ROUTER_TESTS:-entities keys queries batch json_output validation service_forms router router_acl}"
 DIR=$(mktemp -d /tmp/tsrouter.XXXXXX)
 status=0
 trap 'ts_stop_cluster "$DIR"; rm -rf "$DIR"' EXIT
@@ -88,7 +88,7 @@ psql -X -At -d tablestore -c "$sigs" > "$OUT/router.sigs" &&
 	psql -X -At -h "$DIR/shard0" -d tablestore -c "$sigs" > "$OUT/node.sigs" || status=1
 extra=$(comm -23 "$OUT/router.sigs" "$OUT/node.sigs")
 node_only=$(comm -13 "$OUT/router.sigs" "$OUT/node.sigs" | sed 's/(.*//' | tr '\n' ' ')
-want="_check_entity_relation _ddl_command_end _routed_create_table _routed_create_table_if_absent _routed_delete_entity _routed_delete_table _routed_delete_table_if_exists _routed_execute_batch _routed_explain_query _routed_get_entity _routed_insert_entity _routed_insert_or_merge_entity _routed_insert_or_replace_entity _routed_list_tables _routed_merge_entity _routed_query_check _routed_query_entities_page _routed_query_entities_page_json _routed_query_page _routed_update_entity _sql_drop create_table_if_absent delete_table_if_exists key_is_valid tskey_handler verify_index "
+want="_check_entity_relation _ddl_command_end _routed_create_table _routed_create_table_if_absent _routed_delete_entity _routed_delete_table _routed_delete_table_if_exists _routed_execute_batch _routed_explain_query _routed_get_entity _routed_get_table_acl _routed_insert_entity _routed_insert_or_merge_entity _routed_insert_or_replace_entity _routed_list_tables _routed_merge_entity _routed_query_check _routed_query_entities_page _routed_query_entities_page_json _routed_query_page _routed_set_table_acl _routed_update_entity _sql_drop create_table_if_absent delete_table_if_exists key_is_valid tskey_handler verify_index "
 if [ -n "$extra" ] || [ "$node_only" != "$want" ]; then
 	echo "router API: differs from a node's"
 	echo "on the router only, or with another signature: $extra"
@@ -96,6 +96,23 @@ if [ -n "$extra" ] || [ "$node_only" != "$want" ]; then
 	status=1
 else
 	echo "router API: $(wc -l < "$OUT/router.sigs") functions, each with a node's signature"
+fi
+
+# Stored access policies are kept on every node: get_table_acl answers them
+# only when the nodes agree, and set_table_acl, replacing them on every
+# node, repairs a difference.
+acl_q() { psql -X -At -v ON_ERROR_STOP=1 "$@" 2>&1; }
+acl_q -d tablestore -c "SELECT tablestore.create_table('AclDiff')" \
+	-c "SELECT tablestore.set_table_acl('AclDiff', '[{\"Id\": \"p\"}]')" >/dev/null &&
+	acl_q -h "$DIR/shard0" -d tablestore -c "SELECT tablestore.set_table_acl('AclDiff', '[{\"Id\": \"other\"}]')" >/dev/null || status=1
+differ=$(acl_q -d tablestore -c "SELECT tablestore.get_table_acl('AclDiff')")
+repaired=$(acl_q -d tablestore -c "SELECT tablestore.set_table_acl('AclDiff', '[{\"Id\": \"p\"}]')" \
+	-c "SELECT tablestore.get_table_acl('AclDiff')" -c "SELECT tablestore.delete_table('AclDiff')")
+if [[ "$differ" == *"differ between nodes"* ]] && [ "$(echo "$repaired" | sed -n 2p)" = '[{"Id": "p"}]' ]; then
+	echo "router stored access policies: a difference between nodes is reported and repaired by setting them again"
+else
+	echo "router stored access policies: differing nodes gave: $differ; after setting again: $repaired"
+	status=1
 fi
 
 # The upgrade path of the router: 0.4.0 updated to the current version has

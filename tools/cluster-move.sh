@@ -124,9 +124,12 @@ if [ -n "$INNER" ]; then
 	exit
 fi
 
-# the tables, created on TARGET if it lacks them
+# the tables, created on TARGET if it lacks them, with the stored access
+# policies every node keeps (as the router answers them)
 for t in $TABLES; do
 	tq -c "SELECT tablestore.create_table_if_absent(\$\$$t\$\$)" >/dev/null
+	acl=$(rq -c "SELECT tablestore.get_table_acl(\$\$$t\$\$)") || exit 1
+	printf '%s\n' "SELECT tablestore.set_table_acl(:'t', :'acl')" | tq -v t="$t" -v acl="$acl" >/dev/null || exit 1
 done
 
 for p in $PARTS; do

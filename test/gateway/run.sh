@@ -8,6 +8,7 @@
 # the gateway on a free loopback port, then runs
 #   sdk_test.mjs   the JavaScript SDK (@azure/data-tables from npm)
 #   sdk_test.py    the Python SDK (Debian's python3-azure)
+#   acl_test.py    Get/Set Table ACL and SAS tokens naming a stored policy
 #   http_test.sh   raw HTTP: signatures, malformed requests, limits, with the
 #                  account addressed path-style and host-style
 #   load_test.mjs  concurrent clients for a bounded time
@@ -127,6 +128,7 @@ fi
 step "JavaScript SDK" node test/gateway/sdk_test.mjs
 step "Python SDK" /usr/bin/python3 test/gateway/sdk_test.py
 step "raw HTTP" bash test/gateway/http_test.sh
+step "table ACLs and SAS with si (raw HTTP)" /usr/bin/python3 test/gateway/acl_test.py
 step "strict parsing: batch framing, JSON bodies, a batch without database" bash test/gateway/strict_test.sh
 step "load" node test/gateway/load_test.mjs
 GW_STYLE=host step "raw HTTP, host-style" bash test/gateway/http_test.sh

@@ -387,6 +387,37 @@ await test("table SAS: key range, in range allowed, out of range refused", async
 	assert.deepEqual(projected, [30, 30, 30, 10]);
 });
 
+await test("stored access policies: set, get, a SAS naming one, revoked by removing it", async () => {
+	const start = new Date(Date.now() - 3600 * 1000);
+	await t.setAccessPolicy([
+		{ id: "readers", accessPolicy: { start, expiry: inHour, permission: "r" } },
+		{ id: "adders", accessPolicy: { permission: "a" } },
+	]);
+	const got = await t.getAccessPolicy();
+	assert.deepEqual(got.map((x) => x.id), ["readers", "adders"]);
+	assert.equal(got[0].accessPolicy.permission, "r");
+	assert.equal(got[0].accessPolicy.expiry.getTime(), Math.floor(inHour.getTime() / 1000) * 1000);
+	// the policy gives permissions and window; the SAS only names it
+	const r = sasClient(T, generateTableSas(T, cred, { identifier: "readers" }));
+	assert.equal((await r.getEntity("many", "00010")).n, 10);
+	await rejects(r.createEntity({ partitionKey: "pol", rowKey: "1" }), 403, "AuthorizationPermissionMismatch");
+	// a SAS cannot read or set policies
+	await rejects(r.getAccessPolicy(), 403, "AuthorizationPermissionMismatch");
+	// expiry from the SAS, permission from the policy
+	const a = sasClient(T, generateTableSas(T, cred, { identifier: "adders", expiresOn: inHour }));
+	await a.createEntity({ partitionKey: "pol", rowKey: "1" });
+	await t.deleteEntity("pol", "1");
+	// a field in both is refused
+	await rejects(sasClient(T, generateTableSas(T, cred, { identifier: "readers", permissions: { query: true } })).getEntity("many", "00010"),
+		403, "AuthenticationFailed");
+	// more than five is refused
+	await rejects(t.setAccessPolicy([1, 2, 3, 4, 5, 6].map((i) => ({ id: `p${i}` }))), 400, "InvalidXmlDocument");
+	// removing the policies revokes the SAS on its next request
+	await t.setAccessPolicy([]);
+	assert.deepEqual(await t.getAccessPolicy(), []);
+	await rejects(r.getEntity("many", "00010"), 403, "AuthenticationFailed");
+});
+
 await test("account SAS: listing and reading allowed, writing refused; expired refused", async () => {
 	const ro = generateAccountSas(cred, {
 		permissions: { list: true, query: true }, resourceTypes: "sco",

@@ -1,4 +1,5 @@
-# test/t/003_dump_restore.pl: tables and entities survive pg_dump and
+# test/t/003_dump_restore.pl: tables, entities and stored access policies
+# survive pg_dump and
 # pg_restore into another database, and the restored tables work: the
 # catalog knows them, the key index serves queries in key order, writes and
 # errors behave as before.
@@ -23,6 +24,7 @@ SELECT count(tablestore.insert_entity('Employees', jsonb_build_object(
 	'Rate', 1.0, 'Name', 'Ünïcode 😀')))
 	FROM generate_series(1, 50) i;
 SELECT tablestore.insert_entity('AuditLog', '{"PartitionKey": "", "RowKey": "", "Empty": ""}');
+SELECT tablestore.set_table_acl('Employees', '[{"Id": "readers", "Expiry": "2099-01-01T00:00:00.1234567Z", "Permission": "r"}]');
 });
 my $dump = PostgreSQL::Test::Utils::tempdir() . '/src.dump';
 $node->command_ok([ 'pg_dump', '-Fc', '-d', $node->connstr('src'), '-f', $dump ], 'pg_dump');
@@ -36,7 +38,9 @@ for my $q (
 		FROM generate_series(1, 50) i},
 	q{SELECT md5(string_agg(e::text, '|')) FROM tablestore.query_entities('Employees',
 		'PartitionKey eq ''Sales'' and RowKey ge ''00010'' and Age lt 60') e},
-	q{SELECT tablestore.get_entity('AuditLog', '', '')::text})
+	q{SELECT tablestore.get_entity('AuditLog', '', '')::text},
+	# the stored access policies (catalog tablestore.table_acl)
+	q{SELECT tablestore.get_table_acl('Employees')::text})
 {
 	my $a = $node->safe_psql('src', $q);
 	my $b = $node->safe_psql('dst', $q);
