@@ -333,3 +333,17 @@ CREATE FUNCTION tablestore.error_codes(OUT code text, OUT sqlstate text, OUT htt
 	RETURNS SETOF record
 	AS 'MODULE_PATHNAME', 'error_codes' LANGUAGE C IMMUTABLE;
 COMMENT ON FUNCTION tablestore.error_codes() IS 'the Table service error codes and the SQLSTATE each is raised with';
+
+-- Service properties (issue 22 item 7): stored in the router's database,
+-- with the functions of extension tablestore (below, copied by the build).
+-- Who may set them: a role that may create tables on the cluster, i.e.
+-- that has CREATE on schema tablestore_data on the shards (asked of the
+-- node of partition 0, as the calling role).
+CREATE FUNCTION tablestore_router._may_create_tables() RETURNS boolean
+	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON 0;
+	SELECT pg_catalog.has_schema_privilege('tablestore_data', 'CREATE') AS _may_create_tables; $$;
+CREATE FUNCTION tablestore._may_set_service_properties() RETURNS boolean
+	LANGUAGE sql STABLE SET search_path = pg_catalog
+	RETURN tablestore_router._may_create_tables();
+
+-- @service properties@
