@@ -61,6 +61,9 @@ static const Stmt stmts[] = {
 	{"batch",
 		"SELECT (r->>'status')::int, r->>'etag', (r->'entity')::text "
 		"FROM tablestore.execute_batch($1, $2::jsonb) AS r", 2},
+	/* service properties (service.c) */
+	{"service_props_get", "SELECT tablestore.get_service_properties()::text", 0},
+	{"service_props_set", "SELECT tablestore.set_service_properties($1::jsonb)::text", 1},
 };
 
 #define NSTMTS (sizeof(stmts) / sizeof(stmts[0]))
