@@ -11,9 +11,9 @@
  * The CORS rules of each configured account are cached here: a preflight
  * is unauthenticated, so it must not cost a database call each.  The cache
  * of an account is refreshed at most every GW_CORS_TTL seconds, by one
- * request at a time (the others wait for it under the account's lock and
- * use its result), whether the load succeeds or not; a Set through this
- * gateway replaces it at once.  A Set through another gateway or in SQL is
+ * request at a time (the others use the rules they had meanwhile, or wait
+ * for the first read), whether the read succeeds or not; a Set through
+ * this gateway replaces it at once.  A Set through another gateway or in SQL is
  * seen within GW_CORS_TTL seconds.  A name that is no account has no rules
  * and costs nothing, so its preflights answer exactly as an account's
  * whose rules do not match: accounts cannot be probed.
@@ -43,7 +43,10 @@ typedef struct CorsRule
 typedef struct CorsCache
 {
 	pthread_mutex_t lock;
-	bool		loaded;
+	pthread_cond_t cond;		/* signalled when a load ends */
+	bool		loaded;			/* rules were read once */
+	bool		loading;		/* a request is reading them now */
+	unsigned long gen;			/* bumped by each Set through this gateway */
 	time_t		loaded_at;
 	int			nrules;
 	CorsRule	rules[GW_CORS_MAX_RULES];
@@ -60,7 +63,10 @@ caches_init(void)
 	caches = xmalloc(sizeof(CorsCache) * n);
 	memset(caches, 0, sizeof(CorsCache) * n);
 	for (int i = 0; i < n; i++)
+	{
 		pthread_mutex_init(&caches[i].lock, NULL);
+		pthread_cond_init(&caches[i].cond, NULL);
+	}
 }
 
 /* cache_of: the cache of the request's account; NULL for a stand-in. */
@@ -127,9 +133,12 @@ rules_set(CorsCache *c, json_object *props)
 }
 
 /*
- * cors_lock: the account's cache, locked and fresh (loaded at most every
- * GW_CORS_TTL seconds); NULL for a name that is no account.  The caller
- * unlocks it.
+ * cors_lock: the account's cache, locked; NULL for a name that is no
+ * account.  The caller unlocks it.  When the rules are older than
+ * GW_CORS_TTL, one request reads them again (outside the lock), while the
+ * others go on with the rules they had, or, before the first read, wait
+ * for it.  A read that fails keeps the rules until the next TTL; a read
+ * that a Set overtook is dropped (the Set's rules are newer).
  */
 static CorsCache *
 cors_lock(Req *r)
@@ -140,25 +149,35 @@ cors_lock(Req *r)
 	if (c == NULL)
 		return NULL;
 	pthread_mutex_lock(&c->lock);
-	if (!c->loaded || now - c->loaded_at >= GW_CORS_TTL || now < c->loaded_at)
+	if (!c->loading && (!c->loaded || now - c->loaded_at >= GW_CORS_TTL || now < c->loaded_at))
 	{
+		unsigned long gen = c->gen;
 		DbErr		err;
-		PGresult   *res = db_call(r, "service_props_get", 0, NULL, &err);
+		PGresult   *res;
+		json_object *props = NULL;
 
+		c->loading = true;
+		pthread_mutex_unlock(&c->lock);
+		res = db_call(r, "service_props_get", 0, NULL, &err);
 		if (res != NULL)
 		{
-			json_object *props = json_tokener_parse(PQgetvalue(res, 0, 0));
-
-			rules_set(c, props);
-			if (props)
-				json_object_put(props);
+			props = json_tokener_parse(PQgetvalue(res, 0, 0));
 			PQclear(res);
 		}
 		else
-			db_err_free(&err);	/* keep the rules we had; retry after the TTL */
+			db_err_free(&err);
+		pthread_mutex_lock(&c->lock);
+		if (props != NULL && gen == c->gen)
+			rules_set(c, props);
+		if (props)
+			json_object_put(props);
+		c->loading = false;
 		c->loaded = true;
 		c->loaded_at = now;
+		pthread_cond_broadcast(&c->cond);
 	}
+	while (!c->loaded)
+		pthread_cond_wait(&c->cond, &c->lock);
 	return c;
 }
 
@@ -621,8 +640,10 @@ service_properties(Req *r, Resp *resp)
 		{
 			pthread_mutex_lock(&c->lock);
 			rules_set(c, props);
+			c->gen++;
 			c->loaded = true;
 			c->loaded_at = time(NULL);
+			pthread_cond_broadcast(&c->cond);
 			pthread_mutex_unlock(&c->lock);
 		}
 		resp->status = 202;
