@@ -20,6 +20,8 @@ SELECT tablestore.insert_entity('Employees', jsonb_build_object(
 	'Rate', 1.0, 'Name', 'Ünïcode 😀'))
 	FROM generate_series(1, 50) i;
 SELECT tablestore.insert_entity('AuditLog', '{"PartitionKey": "", "RowKey": "", "Empty": ""}');
+SELECT tablestore.set_service_properties('{"Cors": [{"AllowedOrigins": "http://app", "AllowedMethods": "GET",
+	"AllowedHeaders": "", "ExposedHeaders": "", "MaxAgeInSeconds": 60}]}');
 SQL
 pg_dump -Fc -d $src -f "$dump"
 pg_restore -d $dst "$dump"
@@ -30,7 +32,9 @@ e="SELECT md5(string_agg(tablestore.get_entity('Employees', 'Sales', lpad(i::tex
    FROM generate_series(1, 50) i"
 # and the restored key index serves queries in key order
 f="SELECT md5(string_agg(e::text, '|')) FROM tablestore.query_entities('Employees', 'PartitionKey eq ''Sales'' and RowKey ge ''00010'' and Age lt 60') e"
-for sql in "$q" "$e" "$f" "SELECT tablestore.get_entity('AuditLog', '', '')::text"; do
+# and the account's service properties
+for sql in "$q" "$e" "$f" "SELECT tablestore.get_entity('AuditLog', '', '')::text" \
+	"SELECT tablestore.get_service_properties()->'Cors' WHERE tablestore.get_service_properties()->'Cors' <> '[]'"; do
 	a=$(psql -At -d $src -c "$sql")
 	b=$(psql -At -d $dst -c "$sql")
 	if [ "$a" != "$b" ] || [ -z "$a" ]; then
@@ -49,4 +53,4 @@ END $$;
 SELECT tablestore.delete_table('AuditLog');
 SQL
 psql -d postgres -c "DROP DATABASE $src" -c "DROP DATABASE $dst"
-echo "dump/restore: ok (2 tables, 51 entities)"
+echo "dump/restore: ok (2 tables, 51 entities, the service properties)"
