@@ -23,28 +23,49 @@ CREATE FUNCTION tablestore._may_set_service_properties() RETURNS boolean
 -- needs the account-level right (_may_set_service_properties), enforced
 -- by a row security policy, so that a direct UPDATE is held to it too, and
 -- the CHECK keeps every stored value one that the validation accepted.
-CREATE FUNCTION tablestore._service_properties_fail(code text, message text) RETURNS void
-	LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog AS $$
+-- _service_properties_clip: a caller's value as a message echoes it: at
+-- most 100 bytes, whole characters, "..." marking a cut (as every echo of
+-- the extension).
+CREATE FUNCTION tablestore._service_properties_clip(v text) RETURNS text
+	LANGUAGE plpgsql IMMUTABLE STRICT SET search_path = pg_catalog AS $$
+DECLARE
+	c text := left(v, 100);
 BEGIN
-	RAISE EXCEPTION '%', message USING
+	IF octet_length(v) <= 100 THEN
+		RETURN v;
+	END IF;
+	WHILE octet_length(c) > 100 LOOP
+		c := left(c, -1);
+	END LOOP;
+	RETURN c || '...';
+END $$;
+
+-- _service_properties_fail: raise InvalidXmlDocument or (any other code)
+-- InvalidXmlNodeValue with this message.
+CREATE FUNCTION tablestore._service_properties_fail(code text, message text) RETURNS void
+	LANGUAGE plpgsql IMMUTABLE STRICT SET search_path = pg_catalog AS $$
+BEGIN
+	RAISE EXCEPTION '%', left(message, 1000) USING
 		ERRCODE = CASE code WHEN 'InvalidXmlDocument' THEN 'TSX00' ELSE 'TSX01' END,
-		DETAIL = format('Table service error code: %s.', code);
+		DETAIL = CASE code WHEN 'InvalidXmlDocument' THEN 'Table service error code: InvalidXmlDocument.'
+			ELSE 'Table service error code: InvalidXmlNodeValue.' END;
 END $$;
 
 -- _service_properties_list: a comma-separated CORS list checked as the
--- service checks it: at most max_plain items and max_prefixed items that
--- end in "*", each 1..256 characters.
-CREATE FUNCTION tablestore._service_properties_list(what text, v text, may_be_empty boolean,
+-- service checks it: at least min_items (0 or 1), at most max_plain items
+-- and max_prefixed items that end in "*", each 1..256 characters.
+CREATE FUNCTION tablestore._service_properties_list(what text, v text, min_items integer,
 		max_plain integer, max_prefixed integer) RETURNS void
-	LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog AS $$
+	LANGUAGE plpgsql IMMUTABLE STRICT SET search_path = pg_catalog AS $$
 DECLARE
 	item text;
 	plain integer := 0;
 	prefixed integer := 0;
 BEGIN
 	IF btrim(v) = '' THEN
-		IF NOT may_be_empty THEN
-			PERFORM tablestore._service_properties_fail('InvalidXmlNodeValue', format('%s must not be empty', what));
+		IF min_items > 0 THEN
+			PERFORM tablestore._service_properties_fail('InvalidXmlNodeValue',
+				format('%s must not be empty', tablestore._service_properties_clip(what)));
 		END IF;
 		RETURN;
 	END IF;
@@ -52,7 +73,7 @@ BEGIN
 		item := btrim(item);
 		IF item = '' OR length(item) > 256 THEN
 			PERFORM tablestore._service_properties_fail('InvalidXmlNodeValue',
-				format('each item of %s must have 1 to 256 characters', what));
+				format('each item of %s must have 1 to 256 characters', tablestore._service_properties_clip(what)));
 		END IF;
 		IF right(item, 1) = '*' THEN
 			prefixed := prefixed + 1;
@@ -62,7 +83,8 @@ BEGIN
 	END LOOP;
 	IF plain > max_plain OR prefixed > max_prefixed THEN
 		PERFORM tablestore._service_properties_fail('InvalidXmlNodeValue',
-			format('%s may hold at most %s names and %s prefixes (ending in *)', what, max_plain, max_prefixed));
+			format('%s may hold at most %s names and %s prefixes (ending in *)',
+				tablestore._service_properties_clip(what), max_plain, max_prefixed));
 	END IF;
 END $$;
 
@@ -72,7 +94,7 @@ END $$;
 -- ("true", "42"); unknown or missing members are InvalidXmlDocument, bad
 -- values InvalidXmlNodeValue, as the service answers.
 CREATE FUNCTION tablestore._service_properties_normalize(name text, v jsonb) RETURNS jsonb
-	LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog AS $$
+	LANGUAGE plpgsql IMMUTABLE STRICT SET search_path = pg_catalog AS $$
 DECLARE
 	allowed text[];
 	required text[];
@@ -84,6 +106,7 @@ DECLARE
 	m text;
 	n bigint;
 BEGIN
+	name := tablestore._service_properties_clip(name);
 	IF name = 'Cors' THEN
 		IF v IS NULL OR jsonb_typeof(v) = 'null' OR v = '""'::jsonb THEN
 			RETURN '[]';
@@ -100,7 +123,7 @@ BEGIN
 			END IF;
 			FOR k IN SELECT jsonb_object_keys(rule) LOOP
 				IF k NOT IN ('AllowedOrigins', 'AllowedMethods', 'AllowedHeaders', 'ExposedHeaders', 'MaxAgeInSeconds') THEN
-					PERFORM tablestore._service_properties_fail('InvalidXmlDocument', format('unknown CorsRule element %s', k));
+					PERFORM tablestore._service_properties_fail('InvalidXmlDocument', format('unknown CorsRule element %s', tablestore._service_properties_clip(k)));
 				END IF;
 			END LOOP;
 			FOREACH k IN ARRAY ARRAY['AllowedOrigins', 'AllowedMethods', 'AllowedHeaders', 'ExposedHeaders', 'MaxAgeInSeconds'] LOOP
@@ -111,9 +134,9 @@ BEGIN
 					PERFORM tablestore._service_properties_fail('InvalidXmlNodeValue', format('%s must be text', k));
 				END IF;
 			END LOOP;
-			PERFORM tablestore._service_properties_list('AllowedOrigins', rule->>'AllowedOrigins', false, 64, 64);
-			PERFORM tablestore._service_properties_list('AllowedHeaders', rule->>'AllowedHeaders', true, 64, 2);
-			PERFORM tablestore._service_properties_list('ExposedHeaders', rule->>'ExposedHeaders', true, 64, 2);
+			PERFORM tablestore._service_properties_list('AllowedOrigins', rule->>'AllowedOrigins', 1, 64, 64);
+			PERFORM tablestore._service_properties_list('AllowedHeaders', rule->>'AllowedHeaders', 0, 64, 2);
+			PERFORM tablestore._service_properties_list('ExposedHeaders', rule->>'ExposedHeaders', 0, 64, 2);
 			IF btrim(rule->>'AllowedMethods') = '' THEN
 				PERFORM tablestore._service_properties_fail('InvalidXmlNodeValue', 'AllowedMethods must not be empty');
 			END IF;
@@ -151,7 +174,7 @@ BEGIN
 	END IF;
 	FOR k IN SELECT jsonb_object_keys(v) LOOP
 		IF NOT k = ANY (allowed) THEN
-			PERFORM tablestore._service_properties_fail('InvalidXmlDocument', format('unknown %s element %s', name, k));
+			PERFORM tablestore._service_properties_fail('InvalidXmlDocument', format('unknown %s element %s', name, tablestore._service_properties_clip(k)));
 		END IF;
 	END LOOP;
 	FOREACH k IN ARRAY required LOOP
@@ -185,7 +208,7 @@ BEGIN
 	END IF;
 	FOR k IN SELECT jsonb_object_keys(rp) LOOP
 		IF k NOT IN ('Enabled', 'Days') THEN
-			PERFORM tablestore._service_properties_fail('InvalidXmlDocument', format('unknown RetentionPolicy element %s', k));
+			PERFORM tablestore._service_properties_fail('InvalidXmlDocument', format('unknown RetentionPolicy element %s', tablestore._service_properties_clip(k)));
 		END IF;
 	END LOOP;
 	IF COALESCE(rp->>'Enabled', '') NOT IN ('true', 'false') OR jsonb_typeof(rp->'Enabled') NOT IN ('boolean', 'string') THEN
@@ -211,7 +234,7 @@ END $$;
 -- _service_properties_valid: whether a stored value is in normalized form
 -- (the table's CHECK).
 CREATE FUNCTION tablestore._service_properties_valid(p jsonb) RETURNS boolean
-	LANGUAGE sql IMMUTABLE SET search_path = pg_catalog
+	LANGUAGE sql IMMUTABLE STRICT SET search_path = pg_catalog
 	RETURN jsonb_typeof(p) = 'object'
 		AND (SELECT COALESCE(bool_and(k IN ('Logging', 'HourMetrics', 'MinuteMetrics', 'Cors')), true) FROM jsonb_object_keys(p) k)
 		AND (SELECT COALESCE(bool_and(tablestore._service_properties_normalize(k, p->k) = p->k), true)
@@ -254,7 +277,11 @@ DECLARE
 	k text;
 	merged jsonb;
 BEGIN
-	IF properties IS NULL OR jsonb_typeof(properties) <> 'object' THEN
+	IF properties IS NULL THEN
+		RAISE EXCEPTION 'service properties must not be NULL'
+			USING ERRCODE = 'invalid_parameter_value', DETAIL = 'Table service error code: InvalidInput.';
+	END IF;
+	IF jsonb_typeof(properties) <> 'object' THEN
 		PERFORM tablestore._service_properties_fail('InvalidXmlDocument', 'service properties must be an object');
 	END IF;
 	IF NOT tablestore._may_set_service_properties() THEN
@@ -265,7 +292,7 @@ BEGIN
 	merged := COALESCE((SELECT s.properties FROM tablestore.service_properties s WHERE s.only_row), '{}');
 	FOR k IN SELECT jsonb_object_keys(properties) LOOP
 		IF k NOT IN ('Logging', 'HourMetrics', 'MinuteMetrics', 'Cors') THEN
-			PERFORM tablestore._service_properties_fail('InvalidXmlDocument', format('unknown service property %s', k));
+			PERFORM tablestore._service_properties_fail('InvalidXmlDocument', format('unknown service property %s', tablestore._service_properties_clip(k)));
 		END IF;
 		merged := merged || jsonb_build_object(k, tablestore._service_properties_normalize(k, properties->k));
 	END LOOP;

@@ -68,3 +68,6 @@ DELETE FROM tablestore.service_properties;
 DROP ROLE sp_reader;
 REVOKE CREATE ON SCHEMA tablestore_data FROM sp_admin;
 DROP ROLE sp_admin;
+-- NULL is InvalidInput; a caller's value that a message echoes is clipped
+SELECT tablestore.set_service_properties(NULL);
+SELECT tablestore.set_service_properties(jsonb_build_object(repeat('x', 1000), 1));
