@@ -129,6 +129,7 @@ step "Python SDK" /usr/bin/python3 test/gateway/sdk_test.py
 step "raw HTTP" bash test/gateway/http_test.sh
 step "strict parsing: batch framing, JSON bodies, a batch without database" bash test/gateway/strict_test.sh
 step "service properties and CORS (own gateway, restarted)" bash test/gateway/cors_test.sh
+GW_STYLE=host step "service properties and CORS, host-style" bash test/gateway/cors_test.sh
 step "load" node test/gateway/load_test.mjs
 GW_STYLE=host step "raw HTTP, host-style" bash test/gateway/http_test.sh
 
