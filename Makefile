@@ -33,8 +33,10 @@ include $(PGXS)
 sql/tablestore--$(EXTVERSION).sql: sql/tablestore.sql
 	cp $< $@
 sql/tablestore_router--$(ROUTERVERSION).sql: sql/tablestore_router.sql sql/tablestore.sql
-	awk 'FNR == NR { if (/^-- key type: begin/) k = 1; if (k) key = key $$0 "\n"; if (/^-- key type: end/) k = 0; next } \
-		/^-- @key type@$$/ { printf "%s", key; next } { print }' sql/tablestore.sql $< > $@
+	awk 'FNR == NR { if (/^-- key type: begin/) k = 1; if (k) key = key $$0 "\n"; if (/^-- key type: end/) k = 0; \
+			if (/^-- service properties: begin/) p = 1; if (p) props = props $$0 "\n"; if (/^-- service properties: end/) p = 0; next } \
+		/^-- @key type@$$/ { printf "%s", key; next } /^-- @service properties@$$/ { printf "%s", props; next } { print }' \
+		sql/tablestore.sql $< > $@
 
 # The $filter parser outside the server: unit tests and a libFuzzer target.
 FILTER_SRC = src/filter_parse.c src/filter_format.c src/edmtext.c

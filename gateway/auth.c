@@ -602,7 +602,7 @@ has_perms(Req *r, const char *need)
  * sas_allows: whether the request's SAS (if any) permits operation `op` on
  * `table` (and, for entity operations, the key (pk, rk), which must be in
  * a table SAS's range; pk NULL for queries, whose range is applied to the
- * results).  Operations: service_get, list_tables, create_table,
+ * results).  Operations: service_get, service_set, list_tables, create_table,
  * delete_table, query, get, insert, update, merge, insert_or_replace,
  * insert_or_merge, delete.
  */
@@ -618,6 +618,7 @@ sas_allows(Req *r, Resp *resp, const char *op, const char *table,
 		const char *acct_perms;		/* all of these sp letters ("|": any) */
 	}			rules[] = {
 		{"service_get", NULL, "s", "r"},
+		{"service_set", NULL, "s", "w"},
 		{"list_tables", NULL, "c", "l"},
 		{"create_table", NULL, "c", "c|w|a"},
 		{"delete_table", NULL, "c", "d"},

@@ -499,6 +499,8 @@ send_response(Req *r, Resp *resp)
 		stream_free(s);
 		return MHD_NO;
 	}
+	/* Access-Control-* of a cross-origin request, errors included (service.c) */
+	cors_response_headers(r, resp);
 	MHD_add_response_header(mr, "x-ms-request-id", r->request_id[0] ? r->request_id : "-");
 	v = r->conn ? req_header(r, "x-ms-version") : NULL;
 	if (v == NULL || strlen(v) != 10 || strspn(v, "0123456789-") != 10)

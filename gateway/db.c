@@ -69,6 +69,9 @@ static const Stmt stmts[] = {
 	{"batch",
 		"SELECT (r->>'status')::int, r->>'etag', (r->'entity')::text "
 		"FROM tablestore.execute_batch($1, $2::jsonb) AS r", 2},
+	/* service properties (service.c) */
+	{"service_props_get", "SELECT tablestore.get_service_properties()::text", 0},
+	{"service_props_set", "SELECT tablestore.set_service_properties($1::jsonb)::text", 1},
 };
 
 #define NSTMTS (sizeof(stmts) / sizeof(stmts[0]))
@@ -411,8 +414,6 @@ map_error(PGresult *res, PGconn *c, DbErr *err)
 	else if (strcmp(state, "42501") == 0)
 		set_err(err, "AuthorizationPermissionMismatch", 403,
 				"This request is not authorized to perform this operation using this permission.", primary);
-	else if (strcmp(state, "2200M") == 0)
-		set_err(err, "InvalidXmlDocument", 400, "XML specified is not syntactically valid.", primary);
 	else if (strncmp(state, "22", 2) == 0)
 		set_err(err, "InvalidInput", 400, "One of the request inputs is not valid.", primary);
 	else if (strcmp(state, "57014") == 0)

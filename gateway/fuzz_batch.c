@@ -5,7 +5,7 @@
  *	  $batch multipart parser (batch_parse, which also takes apart each
  *	  embedded request line, its headers and URL, and reads each body with
  *	  the strict JSON parser of json.c), the entity path parser with
- *	  percent-decoding, and the JSON parser on the whole body.  Input: a
+ *	  percent-decoding, and the JSON and XML parsers on the whole body.  Input: a
  *	  Content-Type line, then the body.  Built and run for a bounded time by
  *	  test/gateway/run.sh.
  *
@@ -159,6 +159,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				json_object_put(v);
 			free(text);
 		}
+	}
+	/* the body as XML (service properties): accepted or refused, never more */
+	{
+		const char *why;
+		XmlNode    *x = xml_parse(body, blen, &why);
+
+		if (x == NULL && why == NULL)
+			abort();
+		xml_free(x);
 	}
 	/* the first line as an entity path */
 	if (pct_decode(ctype) && parse_entity_path(ctype, &table, &pk, &rk, &has_keys))

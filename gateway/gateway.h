@@ -270,4 +270,30 @@ typedef enum JsonResult
 extern JsonResult json_parse_request(const char *text, size_t len, json_object **out, const char **why);
 extern json_object *json_request_object(Req *r, Resp *resp, const char *text, size_t len);
 
+/*
+ * xml.c: the strict reader of request XML (no DTD, no entity definitions,
+ * bounded) and XML escaping.
+ */
+#define GW_XML_MAX_DEPTH	8	/* nested elements */
+#define GW_XML_MAX_NODES	1024	/* elements in one document */
+#define GW_XML_MAX_BYTES	(256 * 1024)	/* a document's size */
+
+typedef struct XmlNode
+{
+	char	   *name;
+	char	   *text;			/* decoded character data ("" if none) */
+	struct XmlNode *child;		/* first child element */
+	struct XmlNode *next;		/* next sibling */
+	int			nchild;
+} XmlNode;
+
+extern XmlNode *xml_parse(const char *text, size_t len, const char **why);
+extern void xml_free(XmlNode *n);
+extern void xml_escape(Buf *b, const char *s);
+
+/* service.c: Get/Set Service Properties and CORS */
+extern void service_properties(Req *r, Resp *resp);
+extern void cors_preflight(Req *r, Resp *resp);
+extern void cors_response_headers(Req *r, Resp *resp);
+
 #endif							/* TSGW_GATEWAY_H */

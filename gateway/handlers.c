@@ -1012,7 +1012,7 @@ delete_entity(Req *r, Resp *resp, const char *table, const char *pk, const char 
 
 /* ---- service ---- */
 
-/* service: GET ?restype=service&comp=properties|stats (XML). */
+/* service: ?restype=service&comp=properties (service.c) or stats (XML). */
 static void
 service(Req *r, Resp *resp)
 {
@@ -1026,28 +1026,20 @@ service(Req *r, Resp *resp)
 		bad_request(r, resp, "InvalidQueryParameterValue", "the account root serves restype=service&comp=properties|stats");
 		return;
 	}
+	if (strcmp(comp, "properties") == 0)
+	{
+		service_properties(r, resp);	/* service.c */
+		return;
+	}
 	if (strcmp(r->method, "GET") != 0)
 	{
-		resp_error(r, resp, strcmp(r->method, "PUT") == 0 ? 501 : 405,
-				   strcmp(r->method, "PUT") == 0 ? "NotImplemented" : "MethodNotAllowed",
-				   "The requested operation is not implemented on the specified resource.",
-				   "service properties are fixed in this gateway");
+		resp_error(r, resp, 405, "MethodNotAllowed",
+				   "The resource doesn't support specified Http Verb.", "service statistics are read only");
 		return;
 	}
 	if (!sas_allows(r, resp, "service_get", NULL, NULL, NULL))
 		return;
 	buf_puts(&resp->body, "<?xml version=\"1.0\" encoding=\"utf-8\"?>");
-	if (strcmp(comp, "properties") == 0)
-		buf_puts(&resp->body,
-				 "<StorageServiceProperties>"
-				 "<Logging><Version>1.0</Version><Delete>false</Delete><Read>false</Read><Write>false</Write>"
-				 "<RetentionPolicy><Enabled>false</Enabled></RetentionPolicy></Logging>"
-				 "<HourMetrics><Version>1.0</Version><Enabled>false</Enabled>"
-				 "<RetentionPolicy><Enabled>false</Enabled></RetentionPolicy></HourMetrics>"
-				 "<MinuteMetrics><Version>1.0</Version><Enabled>false</Enabled>"
-				 "<RetentionPolicy><Enabled>false</Enabled></RetentionPolicy></MinuteMetrics>"
-				 "<Cors/></StorageServiceProperties>");
-	else
 	{
 		char		when[64];
 		time_t		now = time(NULL);
@@ -1107,7 +1099,8 @@ sas_precheck(Req *r, Resp *resp)
 	size_t		n = strlen(r->rest);
 
 	if (r->rest[0] == '\0')
-		return strcmp(m, "GET") != 0 || sas_allows(r, resp, "service_get", NULL, NULL, NULL);
+		return strcmp(m, "GET") == 0 ? sas_allows(r, resp, "service_get", NULL, NULL, NULL) :
+			strcmp(m, "PUT") != 0 || sas_allows(r, resp, "service_set", NULL, NULL, NULL);
 	if (strcmp(r->rest, "Tables") == 0 || strcmp(r->rest, "Tables()") == 0)
 	{
 		if (strcmp(m, "GET") == 0)
@@ -1197,6 +1190,12 @@ prepare_request(Req *r, Resp *resp)
 	 * falls back to path-style), and the answer must not tell.
 	 */
 	r->xml = req_param(r, "restype") != NULL || req_param(r, "comp") != NULL;
+	/* a CORS preflight is answered unauthenticated, from the rules (service.c) */
+	if (strcmp(r->method, "OPTIONS") == 0)
+	{
+		cors_preflight(r, resp);
+		goto out;
+	}
 	if (!r->xml && !negotiate(r, resp))
 		goto out;
 	if (xm != NULL)

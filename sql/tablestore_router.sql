@@ -364,3 +364,17 @@ CREATE FUNCTION tablestore.get_table_acl(table_name text) RETURNS jsonb
 	AS 'MODULE_PATHNAME', 'router_get_table_acl' LANGUAGE C STABLE;
 COMMENT ON FUNCTION tablestore.get_table_acl(text) IS 'a table''s stored access policies as a JSON array (the same on every node)';
 -- Stored access policies: end
+
+-- Service properties (issue 22 item 7): stored in the router's database,
+-- with the functions of extension tablestore (below, copied by the build).
+-- Who may set them: a role that may create tables on the cluster, i.e.
+-- that has CREATE on schema tablestore_data on the shards (asked of the
+-- node of partition 0, as the calling role).
+CREATE FUNCTION tablestore_router._may_create_tables() RETURNS boolean
+	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON 0;
+	SELECT pg_catalog.has_schema_privilege('tablestore_data', 'CREATE') AS _may_create_tables; $$;
+CREATE FUNCTION tablestore._may_set_service_properties() RETURNS boolean
+	LANGUAGE sql STABLE SET search_path = pg_catalog
+	RETURN tablestore_router._may_create_tables();
+
+-- @service properties@

@@ -72,6 +72,10 @@ static const TsErrorInfo ts_errors[TS_NUM_ERROR_CODES] = {
 		"The requested operation is not implemented on the specified resource."},
 	{"ServerBusy", "TS503", 503, "a scale-out router cannot reach the shard that holds the partition",
 		"The server is currently unable to receive requests. Please retry your request."},
+	{"InvalidXmlDocument", "TSX00", 400, "service properties or access policies the service refuses: elements, their number, Ids, dates",
+		"XML specified is not syntactically valid."},
+	{"InvalidXmlNodeValue", "TSX01", 400, "a service property's value out of its range (a CORS method, a header list, retention days)",
+		"The value for one of the XML nodes is not in the correct format."},
 };
 
 /*

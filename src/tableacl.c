@@ -43,15 +43,10 @@
 
 /*
  * acl_invalid: the service's InvalidXmlDocument (400) for a policy list it
- * refuses.  Not one of error_codes(): its SQLSTATE is PostgreSQL's own
- * invalid_xml_document, and the detail names the service's code as
- * ts_ereport does.
+ * refuses, the error_codes() entry that service properties use too.
  */
 #define acl_invalid(...) \
-	ereport(ERROR, \
-			(errcode(ERRCODE_INVALID_XML_DOCUMENT), \
-			 errdetail("Table service error code: InvalidXmlDocument."), \
-			 __VA_ARGS__))
+	ts_ereport(ERROR, TS_InvalidXmlDocument, __VA_ARGS__)
 
 /* The relation name of a table name (valid or not): its lower-case form. */
 static char *

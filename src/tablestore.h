@@ -105,6 +105,8 @@ typedef enum TsErrorCode
 	TS_RequestBodyTooLarge,
 	TS_NotImplemented,
 	TS_ServerBusy,
+	TS_InvalidXmlDocument,
+	TS_InvalidXmlNodeValue,
 	TS_NUM_ERROR_CODES
 } TsErrorCode;
 

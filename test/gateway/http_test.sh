@@ -331,7 +331,7 @@ call GET "/$acct/?restype=service&comp=properties"
 expect "service properties" 200
 check "properties XML" grep -q '<StorageServiceProperties>' "$tmp/body"
 call PUT "/$acct/?restype=service&comp=properties" --data '<x/>'
-expect "set service properties not implemented" 501 NotImplemented
+expect "set service properties: not the service's document" 400 InvalidXmlDocument
 call GET "/$acct/?restype=service&comp=nothing"
 expect "unknown service call" 400 InvalidQueryParameterValue
 # the secondary endpoint, as the SDKs address it for statistics

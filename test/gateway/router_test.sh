@@ -59,6 +59,15 @@ for t in "node test/gateway/sdk_test.mjs" "/usr/bin/python3 test/gateway/sdk_tes
 	echo "== gateway through the router: $t"
 	$t || { echo "== FAILED: $t"; status=1; }
 done
+# the service properties the SDK tests set (and set back) are the router's:
+# stored in its database, none on the shards
+n=$(psql -X -At -h "$DIR/router" -d tablestore -c "SELECT count(*) FROM tablestore.service_properties")
+echo "service properties rows in the router's database: $n"
+[ "$n" = 1 ] || { echo "== FAILED: the service properties are not stored in the router's database"; status=1; }
+for s in "$DIR"/shard*; do
+	n=$(psql -X -At -h "$s" -d tablestore -c "SELECT count(*) FROM tablestore.service_properties")
+	[ "$n" = 0 ] || { echo "== FAILED: service properties stored on shard $s"; status=1; }
+done
 # the entities are spread over both shards
 for s in "$DIR"/shard*; do
 	echo "$s: $(psql -X -At -h "$s" -d tablestore -c "SELECT count(*) FROM tablestore.tables") tables"

@@ -11,6 +11,7 @@
 #   acl_test.py    Get/Set Table ACL and SAS tokens naming a stored policy
 #   http_test.sh   raw HTTP: signatures, malformed requests, limits, with the
 #                  account addressed path-style and host-style
+#   cors_test.sh   service properties and CORS, with a gateway of its own
 #   load_test.mjs  concurrent clients for a bounded time
 #   pool_test.sh   a second gateway with one connection: roles, back-pressure
 #   tls_test.sh    a third gateway serving HTTPS; http_test.sh and the
@@ -130,6 +131,8 @@ step "Python SDK" /usr/bin/python3 test/gateway/sdk_test.py
 step "raw HTTP" bash test/gateway/http_test.sh
 step "table ACLs and SAS with si (raw HTTP)" /usr/bin/python3 test/gateway/acl_test.py
 step "strict parsing: batch framing, JSON bodies, a batch without database" bash test/gateway/strict_test.sh
+step "service properties and CORS (own gateway, restarted)" bash test/gateway/cors_test.sh
+GW_STYLE=host step "service properties and CORS, host-style" bash test/gateway/cors_test.sh
 step "load" node test/gateway/load_test.mjs
 GW_STYLE=host step "raw HTTP, host-style" bash test/gateway/http_test.sh
 

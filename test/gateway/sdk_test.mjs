@@ -108,6 +108,50 @@ await test("service properties and statistics", async () => {
 	assert.equal(s.geoReplication.status, "live");
 });
 
+await test("set service properties: CORS rules, metrics, a partial update", async () => {
+	const rule = {
+		allowedOrigins: "http://www.contoso.com,http://www.fabrikam.com", allowedMethods: "GET,PUT,MERGE",
+		allowedHeaders: "x-ms-meta-data*,x-ms-meta-abc", exposedHeaders: "x-ms-meta-*", maxAgeInSeconds: 100,
+	};
+	let status = 0;
+	await svc.setProperties({
+		cors: [rule, { allowedOrigins: "*", allowedMethods: "GET", allowedHeaders: "*", exposedHeaders: "*", maxAgeInSeconds: 2 }],
+		hourMetrics: { version: "1.0", enabled: true, includeAPIs: true, retentionPolicy: { enabled: true, days: 5 } },
+	}, { onResponse: (res) => { status = res.status; } });
+	assert.equal(status, 202);
+	let p = await svc.getProperties();
+	assert.equal(p.cors.length, 2);
+	assert.deepEqual(p.cors[0], rule);
+	assert.equal(p.hourMetrics.enabled, true);
+	assert.equal(p.hourMetrics.includeAPIs, true);
+	assert.equal(p.hourMetrics.retentionPolicy.days, 5);
+	// logging alone: the rules and metrics stay
+	await svc.setProperties({ logging: { version: "1.0", read: true, write: false, delete: true, retentionPolicy: { enabled: false } } });
+	p = await svc.getProperties();
+	assert.equal(p.logging.read, true);
+	assert.equal(p.logging.delete, true);
+	assert.equal(p.cors.length, 2);
+	assert.equal(p.hourMetrics.enabled, true);
+	// what a browser asks first, answered from the rules
+	const pre = await fetch(`${url}/Tables`, { method: "OPTIONS",
+		headers: { Origin: "http://www.fabrikam.com", "Access-Control-Request-Method": "PUT",
+			"Access-Control-Request-Headers": "x-ms-meta-data1" } });
+	assert.equal(pre.status, 200);
+	assert.equal(pre.headers.get("access-control-allow-origin"), "http://www.fabrikam.com");
+	assert.equal(pre.headers.get("access-control-max-age"), "100");
+	// refused as the service refuses: six rules, a method no rule may name
+	await rejects(svc.setProperties({ cors: Array(6).fill(rule) }), 400, "InvalidXmlDocument");
+	await rejects(svc.setProperties({ cors: [{ ...rule, allowedMethods: "TRACE" }] }), 400, "InvalidXmlNodeValue");
+	// back to the defaults
+	await svc.setProperties({
+		cors: [], logging: { version: "1.0", read: false, write: false, delete: false, retentionPolicy: { enabled: false } },
+		hourMetrics: { version: "1.0", enabled: false, retentionPolicy: { enabled: false } },
+	});
+	p = await svc.getProperties();
+	assert.deepEqual(p.cors, []);
+	assert.equal(p.hourMetrics.enabled, false);
+});
+
 await test("table errors: bad names, missing table", async () => {
 	await rejects(svc.createTable("1abc"), 400, "InvalidResourceName");
 	await rejects(svc.createTable("ab"), 400, "OutOfRangeInput");

@@ -13,9 +13,10 @@ from azure.core import MatchConditions
 from azure.core.credentials import AzureNamedKeyCredential, AzureSasCredential
 from azure.core.exceptions import (ClientAuthenticationError, HttpResponseError, ResourceExistsError,
                                    ResourceModifiedError, ResourceNotFoundError)
-from azure.data.tables import (AccountSasPermissions, EdmType, EntityProperty, ResourceTypes, TableClient,
-                               TableSasPermissions, TableServiceClient, TableTransactionError, UpdateMode,
-                               generate_account_sas, generate_table_sas)
+from azure.data.tables import (AccountSasPermissions, EdmType, EntityProperty, ResourceTypes,
+                               TableAnalyticsLogging, TableClient, TableCorsRule, TableMetrics,
+                               TableRetentionPolicy, TableSasPermissions, TableServiceClient,
+                               TableTransactionError, UpdateMode, generate_account_sas, generate_table_sas)
 
 PORT = os.environ["GW_PORT"]
 KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
@@ -82,6 +83,33 @@ def service_calls():
     assert p["cors"] == [], p
     st = svc.get_service_stats()
     assert st["geo_replication"]["status"] == "live", st
+
+
+@test
+def set_service_properties():
+    "set_service_properties: CORS rules and metrics, a partial update, refusals"
+    rule = TableCorsRule(["http://www.contoso.com", "http://www.fabrikam.com"], ["GET", "PUT"],
+                         allowed_headers=["x-ms-meta-data*"], exposed_headers=["x-ms-meta-*"], max_age_in_seconds=100)
+    svc.set_service_properties(
+        hour_metrics=TableMetrics(enabled=True, include_apis=True, retention_policy=TableRetentionPolicy(enabled=True, days=3)),
+        cors=[rule])
+    p = svc.get_service_properties()
+    assert len(p["cors"]) == 1, p
+    c = p["cors"][0]
+    assert c.allowed_origins == ["http://www.contoso.com", "http://www.fabrikam.com"], c.allowed_origins
+    assert c.allowed_methods == ["GET", "PUT"] and c.max_age_in_seconds == 100, c
+    assert p["hour_metrics"].enabled and p["hour_metrics"].retention_policy.days == 3, p["hour_metrics"]
+    # logging alone: the rules stay
+    svc.set_service_properties(analytics_logging=TableAnalyticsLogging(read=True, delete=True))
+    p = svc.get_service_properties()
+    assert p["analytics_logging"].read and p["analytics_logging"].delete, p["analytics_logging"]
+    assert len(p["cors"]) == 1 and p["hour_metrics"].enabled, p
+    raises(HttpResponseError, "InvalidXmlDocument", svc.set_service_properties, cors=[rule] * 6)
+    raises(HttpResponseError, "InvalidXmlNodeValue", svc.set_service_properties,
+           minute_metrics=TableMetrics(enabled=False, include_apis=True))
+    svc.set_service_properties(analytics_logging=TableAnalyticsLogging(), hour_metrics=TableMetrics(), cors=[])
+    p = svc.get_service_properties()
+    assert p["cors"] == [] and not p["hour_metrics"].enabled and not p["analytics_logging"].read, p
 
 
 @test

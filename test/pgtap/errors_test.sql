@@ -10,8 +10,8 @@ CREATE FUNCTION pg_temp.ent(extra jsonb) RETURNS jsonb LANGUAGE sql
 	AS $$ SELECT '{"PartitionKey": "p", "RowKey": "r"}'::jsonb || extra $$;
 
 -- the code table itself
-SELECT is((SELECT count(*) FROM tablestore.error_codes())::int, 20, 'error_codes() lists 20 codes');
-SELECT is((SELECT count(DISTINCT sqlstate) FROM tablestore.error_codes())::int, 20, 'each code has its own SQLSTATE');
+SELECT is((SELECT count(*) FROM tablestore.error_codes())::int, 22, 'error_codes() lists 22 codes');
+SELECT is((SELECT count(DISTINCT sqlstate) FROM tablestore.error_codes())::int, 22, 'each code has its own SQLSTATE');
 SELECT is(pg_temp.st('EntityAlreadyExists'), '23505', 'EntityAlreadyExists is unique_violation');
 SELECT is(pg_temp.st('TableNotFound'), '42P01', 'TableNotFound is undefined_table');
 SELECT is((SELECT service_message FROM tablestore.error_codes() WHERE code = 'ResourceNotFound'),

@@ -44,7 +44,7 @@ SELECT tablestore.get_table_acl('AclT');
 SELECT tablestore.set_table_acl('AclT', '[{"Id": "a"}, {"Id": "b"}, {"Id": "c"}, {"Id": "d"}, {"Id": "e"}]');
 SELECT jsonb_array_length(tablestore.get_table_acl('AclT'));
 SELECT pg_temp.code($$SELECT tablestore.set_table_acl('AclT', '[{"Id": "a"}, {"Id": "b"}, {"Id": "c"}, {"Id": "d"}, {"Id": "e"}, {"Id": "f"}]')$$) AS six;
--- what the service refuses: InvalidXmlDocument (SQLSTATE 2200M)
+-- what the service refuses: InvalidXmlDocument (SQLSTATE TSX00)
 SELECT pg_temp.code($$SELECT tablestore.set_table_acl('AclT', '[{"Id": "a", "Permission": "rw"}]')$$) AS bad_letter;
 SELECT pg_temp.code($$SELECT tablestore.set_table_acl('AclT', '[{"Id": "a", "Permission": "rr"}]')$$) AS letter_twice;
 SELECT pg_temp.code($$SELECT tablestore.set_table_acl('AclT', '[{"Id": "a", "Permission": "R"}]')$$) AS upper_case;

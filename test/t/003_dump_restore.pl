@@ -1,5 +1,5 @@
-# test/t/003_dump_restore.pl: tables, entities and stored access policies
-# survive pg_dump and
+# test/t/003_dump_restore.pl: tables, entities, stored access policies and
+# service properties survive pg_dump and
 # pg_restore into another database, and the restored tables work: the
 # catalog knows them, the key index serves queries in key order, writes and
 # errors behave as before.
@@ -24,6 +24,8 @@ SELECT count(tablestore.insert_entity('Employees', jsonb_build_object(
 	'Rate', 1.0, 'Name', 'Ünïcode 😀')))
 	FROM generate_series(1, 50) i;
 SELECT tablestore.insert_entity('AuditLog', '{"PartitionKey": "", "RowKey": "", "Empty": ""}');
+SELECT tablestore.set_service_properties('{"Cors": [{"AllowedOrigins": "http://app", "AllowedMethods": "GET",
+	"AllowedHeaders": "", "ExposedHeaders": "", "MaxAgeInSeconds": 60}]}');
 SELECT tablestore.set_table_acl('Employees', '[{"Id": "readers", "Expiry": "2099-01-01T00:00:00.1234567Z", "Permission": "r"}]');
 });
 my $dump = PostgreSQL::Test::Utils::tempdir() . '/src.dump';
@@ -40,7 +42,9 @@ for my $q (
 		'PartitionKey eq ''Sales'' and RowKey ge ''00010'' and Age lt 60') e},
 	q{SELECT tablestore.get_entity('AuditLog', '', '')::text},
 	# the stored access policies (catalog tablestore.table_acl)
-	q{SELECT tablestore.get_table_acl('Employees')::text})
+	q{SELECT tablestore.get_table_acl('Employees')::text},
+	# and the account's service properties
+	q{SELECT tablestore.get_service_properties()->'Cors' WHERE tablestore.get_service_properties()->'Cors' <> '[]'})
 {
 	my $a = $node->safe_psql('src', $q);
 	my $b = $node->safe_psql('dst', $q);
