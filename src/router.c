@@ -65,6 +65,7 @@
 #include "mb/pg_wchar.h"
 #include "access/htup_details.h"
 #include "executor/executor.h"
+#include "executor/spi.h"
 #include "foreign/foreign.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -1398,6 +1399,37 @@ table_name_tag(text *name, LOCKTAG *tag)
 	return true;
 }
 
+/*
+ * Refuse create_table and delete_table while a partition move is unfinished
+ * (tablestore_router.move_partition, issue 23): a move replicates the tables
+ * it listed when it began, so a table created or deleted under it would be
+ * stranded on one node or resurrected.  Called under the lock of "all
+ * partitions", which a move takes (and releases) after recording itself and
+ * before listing the tables: a call that passed this check has finished
+ * before the move lists them.
+ */
+static void
+refuse_during_move(void)
+{
+	int			ret;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	ret = SPI_execute("SELECT partition::text, target FROM tablestore_router._moves "
+					  "WHERE finished_at IS NULL ORDER BY id LIMIT 1", true, 1);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "SPI_execute failed: %d", ret);
+	if (SPI_processed > 0)
+	{
+		char	   *part = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+
+		ts_ereport(ERROR, TS_ServerBusy,
+				   errmsg("tables cannot be created or deleted while partition %s of the cluster is being moved", part),
+				   errhint("Retry when the move is done (tablestore_router.moves); an interrupted move completes when tablestore_router.move_partition is called again."));
+	}
+	SPI_finish();
+}
+
 static void
 table_everywhere(FunctionCallInfo fcinfo, const char *all_signature, const char *one_signature)
 {
@@ -1414,6 +1446,7 @@ table_everywhere(FunctionCallInfo fcinfo, const char *all_signature, const char 
 	if (named)
 		(void) LockAcquire(&name_tag, ExclusiveLock, false, false);
 	lock_partitions(-1);
+	refuse_during_move();
 	args[0] = PG_GETARG_DATUM(0);
 	nulls[0] = PG_ARGISNULL(0);
 	rows = call_remote_rows(all_signature, 1, args, nulls, &nrows);
