@@ -110,6 +110,9 @@ static uint64 cluster_generation = 1;
 /* per node, the lowest partition it holds: a call RUN ON it reaches the node */
 #define ROUTER_MAX_NODES 256
 static int	cluster_node_part[ROUTER_MAX_NODES];
+/* per partition, its node (an index of cluster_node_part) */
+#define ROUTER_MAX_PARTS 256
+static int	cluster_part_node[ROUTER_MAX_PARTS];
 static bool callbacks_registered = false;
 /* the role whose user mapping was checked (check_user_mapping) */
 static Oid	mapping_checked_for = InvalidOid;
@@ -449,6 +452,8 @@ cluster_shape(int *nodes)
 			}
 			else if (part < cluster_node_part[node])
 				cluster_node_part[node] = part;
+			if (part >= 0 && part < ROUTER_MAX_PARTS)
+				cluster_part_node[part] = node;
 		}
 		/* PL/Proxy's option validator allows nothing else */
 		if (parts == 0 || (parts & (parts - 1)) != 0)
@@ -1675,6 +1680,40 @@ page_source(int part)
  * node's entities are in key order and before its continuation, and no two
  * nodes return the same key.
  */
+/*
+ * node_page_rows: the rows of a page query (args as _query_page takes them)
+ * from the node of partition args[0], without the entities of partitions
+ * that the partition map does not give that node.  During a partition move
+ * the target holds the replicated copy of the moving partition before it
+ * serves it (tablestore_router.move_partition), and a query over every node
+ * must read each partition on its own node only, or it would return those
+ * entities twice.  Continuations and errors are kept.
+ */
+static RemoteRow *
+node_page_rows(Datum *args, bool *nulls, int *nrows)
+{
+	int			node = cluster_part_node[DatumGetInt32(args[0])];
+	uint32		mask = (uint32) cluster_partitions - 1;
+	RemoteRow  *rows;
+	int			n = 0;
+
+	rows = call_remote_rows("tablestore_router._query_page(" PAGE_ARGS ")", 7, args, nulls, nrows);
+	for (int r = 0; r < *nrows; r++)
+	{
+		if (!rows[r].nulls[0] && !rows[r].nulls[3])
+		{
+			text	   *pk = DatumGetTextPP(rows[r].values[3]);
+			uint32		p = ts_partition_hash(VARDATA_ANY(pk), VARSIZE_ANY_EXHDR(pk)) & mask;
+
+			if (cluster_part_node[p] != node)
+				continue;
+		}
+		rows[n++] = rows[r];
+	}
+	*nrows = n;
+	return rows;
+}
+
 static void
 fetch_page(int part, text *table, text *filter, text *select, int top,
 		   text *npk, text *nrk, bool check_json, MergedPage *page)
@@ -1705,9 +1744,35 @@ fetch_page(int part, text *table, text *filter, text *select, int top,
 	nulls[6] = nrk == NULL;
 
 	if (part >= 0)
-		rows = call_remote_rows("tablestore_router._query_page(" PAGE_ARGS ")", 7, args, nulls, &nrows);
+		rows = node_page_rows(args, nulls, &nrows);
 	else
-		rows = call_remote_rows("tablestore_router._query_page_all(" PAGE_ALL_ARGS ")", 6, args + 1, nulls + 1, &nrows);
+	{
+		/*
+		 * Every node, one after the other: each node's rows are filtered by
+		 * the partitions the map gives it (node_page_rows), which a call
+		 * RUN ON ALL could not tell apart.
+		 */
+		int			nnodes;
+
+		(void) cluster_shape(&nnodes);
+		rows = NULL;
+		nrows = 0;
+		for (int i = 0; i < nnodes; i++)
+		{
+			RemoteRow  *more;
+			int			nmore;
+
+			args[0] = Int32GetDatum(cluster_node_part[i]);
+			more = node_page_rows(args, nulls, &nmore);
+			if (nmore == 0)
+				continue;
+			rows = rows == NULL ? palloc(sizeof(RemoteRow) * nmore) :
+				repalloc(rows, sizeof(RemoteRow) * (nrows + nmore));
+			memcpy(rows + nrows, more, sizeof(RemoteRow) * nmore);
+			nrows += nmore;
+		}
+		args[0] = Int32GetDatum(part);
+	}
 
 	page->ents = palloc(sizeof(PageEntity) * Max(nrows, 1));
 	for (int r = 0; r < nrows; r++)
