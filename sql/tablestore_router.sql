@@ -731,15 +731,21 @@ BEGIN
 	-- after the switch: the source's copy deleted (under the lock if this
 	-- run took it; the lock of all partitions keeps queries over every node
 	-- from reading it twice), the replication objects dropped
-	PERFORM tablestore_router._node_exec('ts_move_tgt', format('DROP SUBSCRIPTION IF EXISTS %I', name));
-	IF t0 IS NULL THEN
-		PERFORM tablestore_router.lock_partition_for_move(part);
-	END IF;
-	stmts := (SELECT string_agg(format('DELETE FROM tablestore_data.%I WHERE (tablestore.partition_hash(pk) & %s) = %s', v, mask, part), '; ')
-		FROM tablestore_router._node_values('ts_move_src', 'SELECT relation_name FROM tablestore.tables') v);
-	IF stmts IS NOT NULL THEN
-		PERFORM tablestore_router._node_exec('ts_move_src', stmts);
-	END IF;
+	BEGIN
+		PERFORM tablestore_router._node_exec('ts_move_tgt', format('DROP SUBSCRIPTION IF EXISTS %I', name));
+		IF t0 IS NULL THEN
+			PERFORM tablestore_router.lock_partition_for_move(part);
+		END IF;
+		stmts := (SELECT string_agg(format('DELETE FROM tablestore_data.%I WHERE (tablestore.partition_hash(pk) & %s) = %s', v, mask, part), '; ')
+			FROM tablestore_router._node_values('ts_move_src', 'SELECT relation_name FROM tablestore.tables') v);
+		IF stmts IS NOT NULL THEN
+			PERFORM tablestore_router._node_exec('ts_move_src', stmts);
+		END IF;
+	EXCEPTION WHEN OTHERS THEN
+		-- the lock is the session's: a failed delete must not keep it
+		PERFORM tablestore_router.unlock_partition_for_move(part);
+		RAISE;
+	END;
 	PERFORM tablestore_router.unlock_partition_for_move(part);
 	IF t0 IS NOT NULL THEN
 		UPDATE tablestore_router._moves SET cutover_ms = round(extract(epoch FROM clock_timestamp() - t0) * 1000, 1) WHERE id = m.id;

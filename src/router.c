@@ -1560,6 +1560,8 @@ typedef struct PageEntity
 	text	   *json;
 	text	   *pk;
 	text	   *rk;
+	bool		foreign;		/* of a partition the map gives another node */
+	int			node;			/* the node that returned it */
 } PageEntity;
 
 typedef struct MergedPage
@@ -1681,37 +1683,22 @@ page_source(int part)
  * nodes return the same key.
  */
 /*
- * node_page_rows: the rows of a page query (args as _query_page takes them)
- * from the node of partition args[0], without the entities of partitions
- * that the partition map does not give that node.  During a partition move
- * the target holds the replicated copy of the moving partition before it
- * serves it (tablestore_router.move_partition), and a query over every node
- * must read each partition on its own node only, or it would return those
- * entities twice.  Continuations and errors are kept.
+ * entity_is_foreign: whether the entity of PartitionKey pk, returned by node
+ * (an index of cluster_node_part), is of a partition that the partition map
+ * gives another node.  During a partition move the target holds the
+ * replicated copy of the moving partition before it serves it
+ * (tablestore_router.move_partition), and a move interrupted after its
+ * switch leaves the source's old copy until it is run again: a query over
+ * every node reads each partition on its own node only, or it would return
+ * those entities twice or stale.
  */
-static RemoteRow *
-node_page_rows(Datum *args, bool *nulls, int *nrows)
+static bool
+entity_is_foreign(text *pk, int node)
 {
-	int			node = cluster_part_node[DatumGetInt32(args[0])];
 	uint32		mask = (uint32) cluster_partitions - 1;
-	RemoteRow  *rows;
-	int			n = 0;
+	uint32		p = ts_partition_hash(VARDATA_ANY(pk), VARSIZE_ANY_EXHDR(pk)) & mask;
 
-	rows = call_remote_rows("tablestore_router._query_page(" PAGE_ARGS ")", 7, args, nulls, nrows);
-	for (int r = 0; r < *nrows; r++)
-	{
-		if (!rows[r].nulls[0] && !rows[r].nulls[3])
-		{
-			text	   *pk = DatumGetTextPP(rows[r].values[3]);
-			uint32		p = ts_partition_hash(VARDATA_ANY(pk), VARSIZE_ANY_EXHDR(pk)) & mask;
-
-			if (cluster_part_node[p] != node)
-				continue;
-		}
-		rows[n++] = rows[r];
-	}
-	*nrows = n;
-	return rows;
+	return cluster_part_node[p] != node;
 }
 
 static void
@@ -1726,6 +1713,7 @@ fetch_page(int part, text *table, text *filter, text *select, int top,
 	text	   *bound_rk = NULL;
 	int			n = 0;
 	int			k;
+	int		   *rownode;
 	const char *from = page_source(part);
 
 	args[0] = Int32GetDatum(part);
@@ -1744,18 +1732,23 @@ fetch_page(int part, text *table, text *filter, text *select, int top,
 	nulls[6] = nrk == NULL;
 
 	if (part >= 0)
-		rows = node_page_rows(args, nulls, &nrows);
+	{
+		rows = call_remote_rows("tablestore_router._query_page(" PAGE_ARGS ")", 7, args, nulls, &nrows);
+		rownode = palloc(sizeof(int) * Max(nrows, 1));
+		for (int r = 0; r < nrows; r++)
+			rownode[r] = cluster_part_node[part];
+	}
 	else
 	{
 		/*
-		 * Every node, one after the other: each node's rows are filtered by
-		 * the partitions the map gives it (node_page_rows), which a call
-		 * RUN ON ALL could not tell apart.
+		 * Every node, one after the other, so that each row's node is known
+		 * (entity_is_foreign), which a call RUN ON ALL does not tell.
 		 */
 		int			nnodes;
 
 		(void) cluster_shape(&nnodes);
 		rows = NULL;
+		rownode = NULL;
 		nrows = 0;
 		for (int i = 0; i < nnodes; i++)
 		{
@@ -1763,12 +1756,16 @@ fetch_page(int part, text *table, text *filter, text *select, int top,
 			int			nmore;
 
 			args[0] = Int32GetDatum(cluster_node_part[i]);
-			more = node_page_rows(args, nulls, &nmore);
+			more = call_remote_rows("tablestore_router._query_page(" PAGE_ARGS ")", 7, args, nulls, &nmore);
 			if (nmore == 0)
 				continue;
 			rows = rows == NULL ? palloc(sizeof(RemoteRow) * nmore) :
 				repalloc(rows, sizeof(RemoteRow) * (nrows + nmore));
+			rownode = rownode == NULL ? palloc(sizeof(int) * nmore) :
+				repalloc(rownode, sizeof(int) * (nrows + nmore));
 			memcpy(rows + nrows, more, sizeof(RemoteRow) * nmore);
+			for (int r = 0; r < nmore; r++)
+				rownode[nrows + r] = i;
 			nrows += nmore;
 		}
 		args[0] = Int32GetDatum(part);
@@ -1837,19 +1834,42 @@ fetch_page(int part, text *table, text *filter, text *select, int top,
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_CORRUPTED),
 					 errmsg("%s returned entities out of key order", from)));
+		page->ents[n].node = rownode[r];
+		page->ents[n].foreign = entity_is_foreign(page->ents[n].pk, rownode[r]);
+		/* an entity dropped below is still checked for what a node may answer */
+		if (page->ents[n].foreign && !check_json &&
+			!json_shape_ok(VARDATA_ANY(json), VARSIZE_ANY_EXHDR(json), false))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("%s returned an entity that is not a JSON object", from),
+					 errdetail("The entity of keys (%s, %s).",
+							   text_to_cstring(page->ents[n].pk), text_to_cstring(page->ents[n].rk))));
 		n++;
 	}
 	if (part < 0)
 	{
+		/*
+		 * One key twice is an error when one node returned it twice or two
+		 * nodes both as theirs; a node's copy of a partition it does not
+		 * hold (a move's) beside the copy of the node that holds it is not.
+		 */
 		qsort(page->ents, n, sizeof(PageEntity), cmp_entities);
 		for (k = 1; k < n; k++)
-			if (cmp_entities(&page->ents[k - 1], &page->ents[k]) == 0)
+			if (cmp_entities(&page->ents[k - 1], &page->ents[k]) == 0 &&
+				(page->ents[k - 1].node == page->ents[k].node ||
+				 (!page->ents[k - 1].foreign && !page->ents[k].foreign)))
 				ereport(ERROR,
 						(errcode(ERRCODE_DATA_CORRUPTED),
 						 errmsg("the nodes returned the entity of keys (%s, %s) twice",
 								text_to_cstring(page->ents[k].pk), text_to_cstring(page->ents[k].rk)),
 						 errhint("A node named twice in the partition map, or a partition on two nodes, does this.")));
 	}
+	/* checked, the entities of partitions of other nodes are dropped */
+	k = 0;
+	for (int i = 0; i < n; i++)
+		if (!page->ents[i].foreign)
+			page->ents[k++] = page->ents[i];
+	n = k;
 
 	page->next_pk = bound_pk;
 	page->next_rk = bound_rk;
