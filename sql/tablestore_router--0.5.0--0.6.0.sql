@@ -448,3 +448,101 @@ REVOKE ALL ON FUNCTION tablestore_router._move_step(bigint, text, text) FROM PUB
 REVOKE ALL ON FUNCTION tablestore_router._move_undo(bigint, integer, integer) FROM PUBLIC;
 REVOKE ALL ON FUNCTION tablestore_router._move_table_sql(text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION tablestore_router._move_target_reset_sql(text) FROM PUBLIC;
+
+-- rebalance_plan: the moves that spread the partitions over the nodes so
+-- that each holds about the same number of entities (each partition
+-- weighs its entities plus one, so that an empty cluster is spread by
+-- partitions): add_nodes join the cluster, every partition of drain_nodes
+-- leaves it (largest first, each to the lightest node), then, while it
+-- makes the heaviest node lighter, the largest partition of the heaviest
+-- node that fits moves to the lightest.  Counts each node's entities per
+-- partition (dblink, superuser).  tools/cluster-rebalance.sh runs the plan.
+CREATE FUNCTION tablestore_router.rebalance_plan(add_nodes text[] DEFAULT '{}', drain_nodes text[] DEFAULT '{}')
+	RETURNS TABLE (step integer, partition integer, source text, target text, entities bigint)
+	LANGUAGE plpgsql AS $$
+DECLARE
+	nparts integer := (SELECT count(*) FROM tablestore_router.partitions());
+	mask integer := nparts - 1;
+	nodes text[];
+	drains text[] := '{}';
+	pnode integer[];
+	w bigint[];
+	load bigint[];
+	q text;
+	r record;
+	h integer;
+	l integer;
+	best integer;
+	i integer := 0;
+	d text;
+BEGIN
+	IF NOT (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user) THEN
+		RAISE EXCEPTION 'only a superuser may plan moves' USING ERRCODE = 'insufficient_privilege';
+	END IF;
+	SELECT array_agg(DISTINCT node ORDER BY node) INTO nodes FROM tablestore_router.partitions();
+	FOREACH d IN ARRAY coalesce(add_nodes, '{}') LOOP
+		d := tablestore_router.node_string(d);
+		PERFORM tablestore_router._check_nodes(ARRAY[d]);
+		IF NOT d = ANY (nodes) THEN
+			nodes := nodes || d;
+		END IF;
+	END LOOP;
+	FOREACH d IN ARRAY coalesce(drain_nodes, '{}') LOOP
+		drains := drains || tablestore_router.node_string(d);
+	END LOOP;
+	IF NOT EXISTS (SELECT FROM unnest(nodes) n WHERE NOT n = ANY (drains)) THEN
+		RAISE EXCEPTION 'draining every node leaves none' USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	pnode := array_fill(0, ARRAY[nparts]);
+	w := array_fill(1::bigint, ARRAY[nparts]);
+	load := array_fill(0::bigint, ARRAY[cardinality(nodes)]);
+	FOR r IN SELECT p.partition, p.node FROM tablestore_router.partitions() p LOOP
+		pnode[r.partition + 1] := array_position(nodes, r.node);
+	END LOOP;
+	-- each node's entities per partition it holds
+	FOR h IN 1 .. cardinality(nodes) LOOP
+		CONTINUE WHEN NOT nodes[h] = ANY (SELECT node FROM tablestore_router.partitions());
+		PERFORM tablestore_router._node_connect('ts_plan', nodes[h]);
+		q := (SELECT string_agg(format('SELECT tablestore.partition_hash(pk) & %s AS p FROM tablestore_data.%I', mask, v), ' UNION ALL ')
+			FROM tablestore_router._node_values('ts_plan', 'SELECT relation_name FROM tablestore.tables') v);
+		IF q IS NOT NULL THEN
+			FOR r IN SELECT split_part(v, ' ', 1)::integer AS p, split_part(v, ' ', 2)::bigint AS n
+				FROM tablestore_router._node_values('ts_plan', 'SELECT p || '' '' || count(*) FROM (' || q || ') x GROUP BY p') v
+			LOOP
+				IF pnode[r.p + 1] = h THEN
+					w[r.p + 1] := w[r.p + 1] + r.n;
+				END IF;
+			END LOOP;
+		END IF;
+	END LOOP;
+	FOR best IN 1 .. nparts LOOP
+		load[pnode[best]] := load[pnode[best]] + w[best];
+	END LOOP;
+	-- the drained nodes' partitions, largest first, each to the lightest node
+	FOR best IN SELECT o FROM unnest(w) WITH ORDINALITY AS u(x, o)
+			WHERE nodes[pnode[o]] = ANY (drains) ORDER BY x DESC, o LOOP
+		SELECT o INTO l FROM unnest(load) WITH ORDINALITY AS u(x, o) WHERE NOT nodes[o] = ANY (drains) ORDER BY x, o LIMIT 1;
+		i := i + 1;
+		step := i; partition := best - 1; source := nodes[pnode[best]]; target := nodes[l]; entities := w[best] - 1;
+		RETURN NEXT;
+		load[pnode[best]] := load[pnode[best]] - w[best];
+		load[l] := load[l] + w[best];
+		pnode[best] := l;
+	END LOOP;
+	-- then from the heaviest node to the lightest while that helps
+	FOR k IN 1 .. nparts LOOP
+		SELECT o INTO h FROM unnest(load) WITH ORDINALITY AS u(x, o) WHERE NOT nodes[o] = ANY (drains) ORDER BY x DESC, o LIMIT 1;
+		SELECT o INTO l FROM unnest(load) WITH ORDINALITY AS u(x, o) WHERE NOT nodes[o] = ANY (drains) ORDER BY x, o LIMIT 1;
+		best := (SELECT o FROM unnest(w) WITH ORDINALITY AS u(x, o)
+			WHERE pnode[o] = h AND x < load[h] - load[l] ORDER BY x DESC, o LIMIT 1);
+		EXIT WHEN best IS NULL OR h = l;
+		i := i + 1;
+		step := i; partition := best - 1; source := nodes[h]; target := nodes[l]; entities := w[best] - 1;
+		RETURN NEXT;
+		load[h] := load[h] - w[best];
+		load[l] := load[l] + w[best];
+		pnode[best] := l;
+	END LOOP;
+END $$;
+COMMENT ON FUNCTION tablestore_router.rebalance_plan(text[], text[]) IS 'the partition moves that add and drain nodes and even out the entities per node (run by tools/cluster-rebalance.sh)';
+REVOKE ALL ON FUNCTION tablestore_router.rebalance_plan(text[], text[]) FROM PUBLIC;

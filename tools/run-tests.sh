@@ -77,6 +77,7 @@ run bash test/cluster/lock_table.sh
 run bash test/cluster_grow.sh
 run bash test/cluster/move_findings.sh
 run bash test/cluster/jepsen_move.sh
+run bash test/cluster/rebalance.sh
 # random arguments for every function of the router, through a router with
 # 2 shards (FUZZ_ROUTER_SECONDS): no crash or XX000 on the router or a shard
 run bash test/cluster/fuzz_router.sh
