@@ -61,7 +61,10 @@ writer() {
 writer &
 
 # the move is online: while partition 2 is being copied (held half-way by
-# MOVE_WAIT_FILE), writes to it and to a partition that stays complete at once
+# MOVE_WAIT_FILE, for as long as the test keeps the file), writes to it and to
+# a partition that stays complete (within 5 s on a loaded machine: the copy
+# is held until the writes are done, so a write that waited for it would
+# never complete)
 pk_in() { r -c "SELECT pk FROM (SELECT 'k' || i AS pk FROM generate_series(0, 63) i) k WHERE tablestore_router.partition_of(pk) = $1 LIMIT 1"; }
 PK_MOVING=$(pk_in 2)
 PK_STAYING=$(pk_in 1)
@@ -83,8 +86,8 @@ r -c "SELECT tablestore.insert_or_replace_entity('Audit', '{\"PartitionKey\": \"
 t2=$(date +%s%N)
 rm -f "$DIR/hold"
 wait $mover || { cat "$DIR/move2.log"; fail=1; }
-check "a write to a partition that stays does not wait for the move" "$(( (t1 - t0) / 1000000 < 1000 ))" 1
-check "a write to the moving partition does not wait for its copy" "$(( (t2 - t1) / 1000000 < 1000 ))" 1
+check "a write to a partition that stays does not wait for the move" "$(( (t1 - t0) / 1000000 < 5000 ))" 1
+check "a write to the moving partition does not wait for its copy" "$(( (t2 - t1) / 1000000 < 5000 ))" 1
 
 # the rest of the move: p % 4 = 2 to shard2, p % 4 = 3 to shard3
 bash tools/cluster-move.sh "$ROUTER" "host=$DIR/shard2 dbname=tablestore" 6 10 14 >"$DIR/move.log" 2>&1 || { cat "$DIR/move.log"; fail=1; }
