@@ -374,6 +374,7 @@ BEGIN
 		PERFORM tablestore_router.lock_partition_for_move(part);
 		t0 := clock_timestamp();
 		BEGIN
+			PERFORM tablestore_router._move_pause('locked');
 			token := (SELECT * FROM tablestore_router._node_values('ts_move_src', format(
 				'INSERT INTO tablestore_move.marker VALUES (%s, 1) ON CONFLICT (id) DO UPDATE SET token = marker.token + 1 RETURNING token', m.id)))::bigint;
 			deadline := clock_timestamp() + least(timeout, interval '60 s');

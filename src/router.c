@@ -42,7 +42,12 @@
  * function takes, so no role can take or hold them but through a call.
  * A streaming query takes the lock per page and reads the partition map
  * under it; if the map changed since its last page, it starts again on the
- * new nodes after the last entity it returned.
+ * new nodes after the last entity it returned.  The online mover
+ * (tablestore_router.move_partition, PL/pgSQL) takes these locks only for
+ * its cutover; while it copies, the target holds rows of a partition it
+ * does not serve, so a query over every node asks the nodes one by one and
+ * drops the rows of partitions that the map gives another node, and
+ * create_table and delete_table refuse to run while a move is unfinished.
  *
  * Errors: a shard's error is raised again as the shard raised it (PL/Proxy
  * prefixes the message and detail with where it came from; they are taken
@@ -63,6 +68,7 @@
 #include "common/jsonapi.h"
 #include "libpq-fe.h"
 #include "mb/pg_wchar.h"
+#include "nodes/makefuncs.h"
 #include "access/htup_details.h"
 #include "executor/executor.h"
 #include "executor/spi.h"
@@ -1418,6 +1424,9 @@ refuse_during_move(void)
 {
 	int			ret;
 
+	/* a router database not yet updated to 0.6.0 has no moves */
+	if (!OidIsValid(RangeVarGetRelid(makeRangeVar("tablestore_router", "_moves", -1), NoLock, true)))
+		return;
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	ret = SPI_execute("SELECT partition::text, target FROM tablestore_router._moves "

@@ -19,9 +19,9 @@
 # step leaves every entity on one node; this command, run again, completes
 # it.  The partitions move one at a time; progress is printed.
 #
-# MOVE_WAIT_FILE (tests): the move waits half-way (after setting up the
-# replication, step MOVE_WAIT_STEP, default "copying") while this file
-# exists.
+# MOVE_WAIT_FILE (tests): the move waits half-way while this file exists:
+# at MOVE_WAIT_STEP, "copying" (the default: the replication is set up),
+# "cutover" (before the lock) or "locked" (holding the partition's lock).
 set -eu
 [ $# -ge 3 ] || { sed -n '2,22p' "$0"; exit 2; }
 ROUTER=$1
