@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 N=${1:-100000}
 RATE=${RATE:-200}
 DIR=$(mktemp -d /tmp/tsbmove.XXXXXX)
-trap 'kill $(jobs -p) 2>/dev/null; ts_stop_cluster "$DIR"; rm -rf "$DIR"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null || true; ts_stop_cluster "$DIR"; rm -rf "$DIR"' EXIT
 ts_start_cluster "$DIR" 2 2 >/dev/null
 ROUTER="host=$DIR/router dbname=tablestore user=postgres"
 mkdir -p "$DIR/shard2"
