@@ -378,3 +378,554 @@ CREATE FUNCTION tablestore._may_set_service_properties() RETURNS boolean
 	RETURN tablestore_router._may_create_tables();
 
 -- @service properties@
+
+-- ---------------------------------------------------------------------
+-- Online partition moves (issue 23): tablestore_router.move_partition
+-- moves a partition to another node on PostgreSQL's logical replication
+-- (a publication on the source, a subscription on the target that copies
+-- and then streams), with the partition's lock held only for the cutover.
+-- The router reaches the nodes with extension dblink (created by the
+-- administrator: CREATE EXTENSION dblink).  README "Growing the cluster".
+-- ---------------------------------------------------------------------
+
+-- Every move, in progress and done; at most one is unfinished at a time
+-- (create_table and delete_table refuse to run while one is).
+CREATE TABLE tablestore_router._moves (
+	id bigserial PRIMARY KEY,
+	partition integer NOT NULL,
+	source text NOT NULL,
+	target text NOT NULL,
+	step text NOT NULL,
+	detail text,
+	started_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+	step_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+	finished_at timestamptz,
+	attempts integer NOT NULL DEFAULT 1,
+	rows_moved bigint,
+	lag_bytes bigint,
+	cutover_ms numeric,
+	last_error text
+);
+CREATE UNIQUE INDEX _moves_one_unfinished ON tablestore_router._moves ((true)) WHERE finished_at IS NULL;
+COMMENT ON TABLE tablestore_router._moves IS 'the partition moves of this router (move_partition), with their steps';
+GRANT SELECT ON tablestore_router._moves TO PUBLIC;
+
+CREATE VIEW tablestore_router.moves AS
+	SELECT id, partition, source, target, step, detail, started_at, step_at, finished_at,
+		coalesce(finished_at, clock_timestamp()) - started_at AS elapsed,
+		attempts, rows_moved, lag_bytes, cutover_ms, last_error
+	FROM tablestore_router._moves;
+COMMENT ON VIEW tablestore_router.moves IS 'partition moves in progress and done: step, times, entities moved, replication lag, the cutover''s pause';
+GRANT SELECT ON tablestore_router.moves TO PUBLIC;
+
+-- _node_connect: open (again) the router session's dblink connection conn
+-- to a node, as the calling role (the node string names no role).
+CREATE FUNCTION tablestore_router._node_connect(conn text, node text) RETURNS void
+	LANGUAGE plpgsql AS $$
+DECLARE
+	s text := (SELECT n.nspname FROM pg_catalog.pg_extension e
+		JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'dblink');
+	open text[];
+BEGIN
+	IF s IS NULL THEN
+		RAISE EXCEPTION 'moving partitions needs extension dblink in the router database'
+			USING ERRCODE = 'object_not_in_prerequisite_state', HINT = 'CREATE EXTENSION dblink;';
+	END IF;
+	EXECUTE format('SELECT %I.dblink_get_connections()', s) INTO open;
+	IF conn = ANY (open) THEN
+		EXECUTE format('SELECT %I.dblink_disconnect($1)', s) USING conn;
+	END IF;
+	EXECUTE format('SELECT %I.dblink_connect($1, $2)', s)
+		USING conn, node || ' user=''' || replace(replace(current_user, '\', '\\'), '''', '\''') || '''';
+END $$;
+
+-- _node_exec: run a command (or several, one transaction) on a node
+CREATE FUNCTION tablestore_router._node_exec(conn text, command text) RETURNS void
+	LANGUAGE plpgsql AS $$
+BEGIN
+	EXECUTE format('SELECT %I.dblink_exec($1, $2, true)',
+		(SELECT n.nspname FROM pg_catalog.pg_extension e
+			JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'dblink'))
+		USING conn, command;
+END $$;
+
+-- _node_values: the first column of a query's rows on a node, as text
+CREATE FUNCTION tablestore_router._node_values(conn text, query text) RETURNS SETOF text
+	LANGUAGE plpgsql AS $$
+BEGIN
+	RETURN QUERY EXECUTE format('SELECT v FROM %I.dblink($1, $2, true) AS t(v text)',
+		(SELECT n.nspname FROM pg_catalog.pg_extension e
+			JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'dblink'))
+		USING conn, query;
+END $$;
+
+-- _move_pause: a test's hook: with tablestore_router.move_pause_at set to
+-- a step's name, the mover waits after recording that step for as long as
+-- the file tablestore_router.move_pause_file exists (at most 2 minutes).
+CREATE FUNCTION tablestore_router._move_pause(step text) RETURNS void
+	LANGUAGE plpgsql AS $$
+DECLARE
+	f text := current_setting('tablestore_router.move_pause_file', true);
+BEGIN
+	IF current_setting('tablestore_router.move_pause_at', true) IS DISTINCT FROM step OR coalesce(f, '') = '' THEN
+		RETURN;
+	END IF;
+	FOR i IN 1 .. 2400 LOOP
+		EXIT WHEN pg_catalog.pg_stat_file(f, true) IS NULL;
+		PERFORM pg_catalog.pg_sleep(0.05);
+	END LOOP;
+END $$;
+
+-- _move_step: record a move's step (committed by the caller)
+CREATE FUNCTION tablestore_router._move_step(move bigint, step text, detail text DEFAULT NULL) RETURNS void
+	LANGUAGE sql AS $$
+	UPDATE tablestore_router._moves SET step = $2, detail = $3, step_at = clock_timestamp() WHERE id = $1;
+$$;
+
+-- _move_undo: a move that has not switched the partition map, undone: the
+-- subscription dropped on the target (with its slots on the source), the
+-- publication on the source, the target's filter triggers and whatever of
+-- the partition the target holds (it does not serve it: the source holds it
+-- all).  Connections 'ts_move_src' and 'ts_move_tgt' are open.
+CREATE FUNCTION tablestore_router._move_undo(move bigint, part integer, mask integer) RETURNS void
+	LANGUAGE plpgsql AS $$
+DECLARE
+	name text := 'ts_move_' || move;
+	rel text;
+BEGIN
+	PERFORM tablestore_router._node_exec('ts_move_tgt', format('DROP SUBSCRIPTION IF EXISTS %I', name));
+	PERFORM tablestore_router._node_exec('ts_move_src', format('DROP PUBLICATION IF EXISTS %I', name));
+	FOR rel IN SELECT * FROM tablestore_router._node_values('ts_move_tgt',
+			format('SELECT c.relname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid WHERE t.tgname = %L', name))
+	LOOP
+		PERFORM tablestore_router._node_exec('ts_move_tgt', format('DROP TRIGGER IF EXISTS %I ON tablestore_data.%I', name, rel));
+	END LOOP;
+	FOR rel IN SELECT * FROM tablestore_router._node_values('ts_move_tgt', 'SELECT relation_name FROM tablestore.tables')
+	LOOP
+		PERFORM tablestore_router._node_exec('ts_move_tgt',
+			format('DELETE FROM tablestore_data.%I WHERE (tablestore.partition_hash(pk) & %s) = %s', rel, mask, part));
+	END LOOP;
+	PERFORM tablestore_router._node_exec('ts_move_tgt', format(
+		'DO $d$BEGIN IF to_regclass(''tablestore_move.marker'') IS NOT NULL THEN DELETE FROM tablestore_move.marker WHERE id = %s; END IF; END$d$', move));
+END $$;
+
+-- _move_table_sql: the statements that give a table on the target the
+-- owner, grants, row-level security, policies, comment and stored access
+-- policies its entity relation has on the source (run on the source; the result is run on the
+-- target, after the target's own grants and policies are removed).
+CREATE FUNCTION tablestore_router._move_table_sql(rel text) RETURNS text
+	LANGUAGE sql AS $$
+SELECT format($q$
+SELECT string_agg(s, E';\n') FROM (
+	SELECT format('ALTER TABLE tablestore_data.%%I OWNER TO %%I', c.relname, pg_get_userbyid(c.relowner)) AS s
+	FROM pg_class c WHERE c.oid = %1$L::regclass
+	UNION ALL
+	SELECT format('GRANT %%s ON tablestore_data.%%I TO %%s%%s', a.privilege_type, c.relname,
+		CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(a.grantee)) END,
+		CASE WHEN a.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END)
+	FROM pg_class c, aclexplode(c.relacl) a
+	WHERE c.oid = %1$L::regclass AND a.grantee <> c.relowner
+	UNION ALL
+	SELECT format('ALTER TABLE tablestore_data.%%I %%s ROW LEVEL SECURITY, %%s ROW LEVEL SECURITY', c.relname,
+		CASE WHEN c.relrowsecurity THEN 'ENABLE' ELSE 'DISABLE' END,
+		CASE WHEN c.relforcerowsecurity THEN 'FORCE' ELSE 'NO FORCE' END)
+	FROM pg_class c WHERE c.oid = %1$L::regclass
+	UNION ALL
+	SELECT format('CREATE POLICY %%I ON tablestore_data.%%I AS %%s FOR %%s TO %%s%%s%%s', p.policyname, p.tablename,
+		p.permissive, p.cmd,
+		(SELECT string_agg(CASE WHEN r = 'public' THEN 'PUBLIC' ELSE quote_ident(r) END, ', ') FROM unnest(p.roles) r),
+		' USING (' || p.qual || ')', ' WITH CHECK (' || p.with_check || ')')
+	FROM pg_policies p WHERE p.schemaname = 'tablestore_data' AND p.tablename = %2$L
+	UNION ALL
+	SELECT format('COMMENT ON TABLE tablestore_data.%%I IS %%L', c.relname, obj_description(c.oid, 'pg_class'))
+	FROM pg_class c WHERE c.oid = %1$L::regclass
+	UNION ALL
+	-- the table's stored access policies, which every node keeps
+	SELECT format('SELECT tablestore.set_table_acl(%%L, %%L::jsonb)', t.table_name, a.acl)
+	FROM tablestore.table_acl a JOIN tablestore.tables t ON t.relation_name = a.relation_name
+	WHERE a.relation_name = %2$L
+) x$q$, 'tablestore_data.' || quote_ident(rel), rel);
+$$;
+
+-- _move_target_reset_sql: the statements that remove a table's grants (but
+-- its owner's) and policies on the target before the source's are given.
+CREATE FUNCTION tablestore_router._move_target_reset_sql(rel text) RETURNS text
+	LANGUAGE sql AS $$
+SELECT format($q$
+SELECT string_agg(s, E';\n') FROM (
+	SELECT DISTINCT format('REVOKE ALL ON tablestore_data.%%I FROM %%s', c.relname,
+		CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(a.grantee)) END) AS s
+	FROM pg_class c, aclexplode(c.relacl) a
+	WHERE c.oid = %1$L::regclass AND a.grantee <> c.relowner
+	UNION ALL
+	SELECT format('DROP POLICY %%I ON tablestore_data.%%I', p.policyname, p.tablename)
+	FROM pg_policies p WHERE p.schemaname = 'tablestore_data' AND p.tablename = %2$L
+) x$q$, 'tablestore_data.' || quote_ident(rel), rel);
+$$;
+
+-- move_partition: move partition part to the node target, online.
+--   1. (prepare) every table of the source exists on the target, with the
+--      source's owner, grants, policies and comment; its key index is the
+--      replica identity on both; on the target, a trigger that only the
+--      replication fires keeps the partition's rows and drops the others';
+--   2. (copying) a publication of every table on the source and a
+--      subscription on the target that copies them, then streams changes;
+--      writes to the partition go on, on the source;
+--   3. (catching up) wait for the copy of every table, then for the
+--      target to be close behind the source;
+--   4. (cutover) take the partition's lock (and that of "all partitions",
+--      as lock_partition_for_move does: calls on this partition and calls
+--      on every node wait); write a marker on the source and wait for the
+--      target to apply it (so it has every write made before the lock);
+--      drop the subscription; switch the partition map (this commit is the
+--      move's decision: before it the source holds the partition, after it
+--      the target); delete the partition's rows on the source; release;
+--   5. (cleanup) drop the publication and the triggers; done.
+-- Each step is recorded in tablestore_router.moves.  Run again after a
+-- failure at any step, it completes the move: after the switch it finishes
+-- the cleanup, before it it undoes what the interrupted run set up (the
+-- source still holds the whole partition and serves it) and starts again.
+CREATE PROCEDURE tablestore_router.move_partition(part integer, target text, timeout interval DEFAULT '1 hour')
+	LANGUAGE plpgsql AS $$
+DECLARE
+	m tablestore_router._moves;
+	nparts integer;
+	mask integer;
+	src text;
+	tgt text;
+	cur text;
+	name text;
+	c text;
+	rel text;
+	tname text;
+	rels text[] := '{}';
+	stmts text;
+	idx text;
+	deadline timestamptz;
+	n bigint;
+	total bigint;
+	lag bigint;
+	token bigint;
+	t0 timestamptz;
+BEGIN
+	IF NOT (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user) THEN
+		RAISE EXCEPTION 'only a superuser may move partitions' USING ERRCODE = 'insufficient_privilege';
+	END IF;
+	SELECT count(*) INTO nparts FROM tablestore_router.partitions();
+	IF part IS NULL OR part < 0 OR part >= nparts THEN
+		RAISE EXCEPTION 'the cluster has no partition %', part USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	mask := nparts - 1;
+	tgt := tablestore_router.node_string(target);
+	IF NOT EXISTS (SELECT FROM tablestore_router.partitions() WHERE node = tgt) THEN
+		-- a new node: the partition map must be able to hold it
+		PERFORM tablestore_router._check_nodes(ARRAY[tgt]);
+	END IF;
+	SELECT * INTO m FROM tablestore_router._moves WHERE finished_at IS NULL;
+	IF FOUND AND (m.partition <> part OR m.target <> tgt) THEN
+		RAISE EXCEPTION 'partition % is being moved to %', m.partition, m.target
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				HINT = format('Complete that move first: CALL tablestore_router.move_partition(%s, %L).', m.partition, m.target);
+	END IF;
+	cur := (SELECT node FROM tablestore_router.partitions() WHERE partition = part);
+	IF NOT FOUND THEN
+		IF cur = tgt THEN
+			RAISE NOTICE 'partition % is on % already', part, tgt;
+			RETURN;
+		END IF;
+		INSERT INTO tablestore_router._moves (partition, source, target, step)
+			VALUES (part, cur, tgt, 'started') RETURNING * INTO m;
+	ELSE
+		UPDATE tablestore_router._moves SET attempts = attempts + 1, last_error = NULL WHERE id = m.id;
+	END IF;
+	COMMIT;
+	name := 'ts_move_' || m.id;
+	src := m.source;
+	IF cur <> src AND cur <> tgt THEN
+		RAISE EXCEPTION 'partition % is on %, neither the source nor the target of its unfinished move %', part, cur, m.id
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				HINT = 'The partition map was changed by hand during the move; mark the move finished in tablestore_router._moves once the partition is whole on its node.';
+	END IF;
+	PERFORM tablestore_router._node_connect('ts_move_src', src);
+	PERFORM tablestore_router._node_connect('ts_move_tgt', tgt);
+
+	IF cur = src THEN
+		-- Before the switch: the source holds the whole partition.  Undo
+		-- what an interrupted run left, then wait for the table operations
+		-- in flight (they hold the lock of all partitions; those that start
+		-- now see this move and refuse) and list the tables.
+		IF m.step <> 'started' THEN
+			PERFORM tablestore_router._move_undo(m.id, part, mask);
+		END IF;
+		PERFORM tablestore_router._move_step(m.id, 'prepare');
+		COMMIT;
+		PERFORM tablestore_router.lock_partition_for_move(part);
+		PERFORM tablestore_router.unlock_partition_for_move(part);
+
+		PERFORM tablestore_router._node_exec('ts_move_src', $s$
+			CREATE SCHEMA IF NOT EXISTS tablestore_move;
+			CREATE TABLE IF NOT EXISTS tablestore_move.marker (id bigint PRIMARY KEY, token bigint NOT NULL)$s$);
+		PERFORM tablestore_router._node_exec('ts_move_tgt', $s$
+			CREATE SCHEMA IF NOT EXISTS tablestore_move;
+			CREATE TABLE IF NOT EXISTS tablestore_move.marker (id bigint PRIMARY KEY, token bigint NOT NULL);
+			CREATE OR REPLACE FUNCTION tablestore_move.keep_partition() RETURNS trigger
+				LANGUAGE plpgsql SET search_path = pg_catalog AS $f$
+			BEGIN
+				-- fired by the replication only: a row of the moving partition
+				-- is applied, any other is not (the source's other partitions)
+				IF TG_OP = 'DELETE' THEN
+					IF (tablestore.partition_hash(OLD.pk) & TG_ARGV[0]::integer) = TG_ARGV[1]::integer THEN
+						RETURN OLD;
+					END IF;
+				ELSIF (tablestore.partition_hash(NEW.pk) & TG_ARGV[0]::integer) = TG_ARGV[1]::integer THEN
+					RETURN NEW;
+				END IF;
+				RETURN NULL;
+			END $f$ $s$);
+		FOR rel, tname IN SELECT split_part(v, '/', 1), substr(v, strpos(v, '/') + 1)
+			FROM tablestore_router._node_values('ts_move_src', 'SELECT relation_name || ''/'' || table_name FROM tablestore.tables ORDER BY 1') v
+		LOOP
+			rels := rels || rel;
+			PERFORM * FROM tablestore_router._node_values('ts_move_tgt', format('SELECT tablestore.create_table_if_absent(%L)::text', tname));
+			stmts := (SELECT * FROM tablestore_router._node_values('ts_move_tgt', tablestore_router._move_target_reset_sql(rel)));
+			IF stmts IS NOT NULL THEN
+				PERFORM tablestore_router._node_exec('ts_move_tgt', stmts);
+			END IF;
+			stmts := (SELECT * FROM tablestore_router._node_values('ts_move_src', tablestore_router._move_table_sql(rel)));
+			IF stmts IS NOT NULL THEN
+				PERFORM tablestore_router._node_exec('ts_move_tgt', stmts);
+			END IF;
+			-- the key index identifies a row in the replication's updates and deletes
+			FOREACH c IN ARRAY ARRAY['ts_move_src', 'ts_move_tgt'] LOOP
+				idx := (SELECT * FROM tablestore_router._node_values(c, format(
+					'SELECT i.indexrelid::regclass::text FROM pg_index i WHERE i.indrelid = %L::regclass AND i.indisunique AND i.indnatts = 2 ORDER BY i.indisreplident DESC LIMIT 1',
+					'tablestore_data.' || quote_ident(rel))));
+				PERFORM tablestore_router._node_exec(c, format('ALTER TABLE tablestore_data.%I REPLICA IDENTITY USING INDEX %s',
+					rel, (SELECT quote_ident(v) FROM pg_catalog.parse_ident(idx) AS p(a), unnest(p.a) WITH ORDINALITY AS u(v, o) ORDER BY o DESC LIMIT 1)));
+			END LOOP;
+			PERFORM tablestore_router._node_exec('ts_move_tgt', format(
+				'CREATE TRIGGER %I BEFORE INSERT OR UPDATE OR DELETE ON tablestore_data.%I FOR EACH ROW EXECUTE FUNCTION tablestore_move.keep_partition(%s, %s);
+				 ALTER TABLE tablestore_data.%I ENABLE REPLICA TRIGGER %I', name, rel, mask, part, rel, name));
+		END LOOP;
+
+		-- the publication and the subscription that copies, then streams
+		PERFORM tablestore_router._node_exec('ts_move_src', format(
+			'CREATE PUBLICATION %I FOR TABLE %s WITH (publish = ''insert, update, delete'')', name,
+			(SELECT string_agg('tablestore_data.' || quote_ident(r), ', ') FROM unnest(rels) r) ||
+			CASE WHEN cardinality(rels) > 0 THEN ', ' ELSE '' END || 'tablestore_move.marker'));
+		PERFORM tablestore_router._node_exec('ts_move_tgt', format(
+			'CREATE SUBSCRIPTION %I CONNECTION %L PUBLICATION %I WITH (copy_data = true)', name,
+			src || ' user=''' || replace(replace(current_user, '\', '\\'), '''', '\''') || '''', name));
+		PERFORM tablestore_router._move_step(m.id, 'copying', format('0 of %s tables copied', cardinality(rels) + 1));
+		COMMIT;
+		PERFORM tablestore_router._move_pause('copying');
+
+		-- wait for the copy of every table, then for the lag to fall
+		deadline := clock_timestamp() + timeout;
+		LOOP
+			SELECT count(*) FILTER (WHERE v = 'r'), count(*) INTO n, total
+			FROM tablestore_router._node_values('ts_move_tgt', format(
+				'SELECT r.srsubstate FROM pg_subscription_rel r JOIN pg_subscription s ON s.oid = r.srsubid WHERE s.subname = %L', name)) v;
+			PERFORM tablestore_router._move_step(m.id, 'copying', format('%s of %s tables copied', n, total));
+			COMMIT;
+			EXIT WHEN total > 0 AND n = total;
+			IF clock_timestamp() > deadline THEN
+				RAISE EXCEPTION 'partition %: the copy did not finish within %', part, timeout
+					USING ERRCODE = 'query_canceled', HINT = 'Run the move again to continue it.';
+			END IF;
+			PERFORM pg_catalog.pg_sleep(0.1);
+		END LOOP;
+		LOOP
+			lag := (SELECT * FROM tablestore_router._node_values('ts_move_src', format(
+				'SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::bigint FROM pg_replication_slots WHERE slot_name = %L', name)));
+			UPDATE tablestore_router._moves SET lag_bytes = lag WHERE id = m.id;
+			PERFORM tablestore_router._move_step(m.id, 'catching up', format('%s bytes behind', lag));
+			COMMIT;
+			EXIT WHEN lag IS NOT NULL AND lag < 16 * 1024 * 1024;
+			IF clock_timestamp() > deadline THEN
+				RAISE EXCEPTION 'partition %: the target did not catch up within %', part, timeout
+					USING ERRCODE = 'query_canceled', HINT = 'Run the move again to continue it.';
+			END IF;
+			PERFORM pg_catalog.pg_sleep(0.1);
+		END LOOP;
+		PERFORM tablestore_router._move_step(m.id, 'cutover');
+		COMMIT;
+		PERFORM tablestore_router._move_pause('cutover');
+
+		-- the cutover, under the partition's lock
+		PERFORM tablestore_router.lock_partition_for_move(part);
+		t0 := clock_timestamp();
+		BEGIN
+			PERFORM tablestore_router._move_pause('locked');
+			token := (SELECT * FROM tablestore_router._node_values('ts_move_src', format(
+				'INSERT INTO tablestore_move.marker VALUES (%s, 1) ON CONFLICT (id) DO UPDATE SET token = marker.token + 1 RETURNING token', m.id)))::bigint;
+			deadline := clock_timestamp() + least(timeout, interval '60 s');
+			WHILE (SELECT * FROM tablestore_router._node_values('ts_move_tgt', format(
+					'SELECT token FROM tablestore_move.marker WHERE id = %s', m.id)))::bigint IS DISTINCT FROM token LOOP
+				IF clock_timestamp() > deadline THEN
+					RAISE EXCEPTION 'partition %: the target did not apply the source''s last writes within %', part, least(timeout, interval '60 s')
+						USING ERRCODE = 'query_canceled', HINT = 'Run the move again to continue it.';
+				END IF;
+				PERFORM pg_catalog.pg_sleep(0.001);
+			END LOOP;
+			PERFORM tablestore_router._node_exec('ts_move_tgt', format('DROP SUBSCRIPTION %I', name));
+		EXCEPTION WHEN OTHERS THEN
+			PERFORM tablestore_router.unlock_partition_for_move(part);
+			RAISE;
+		END;
+		-- the decision: from this commit on the target holds the partition
+		PERFORM tablestore_router._move_step(m.id, 'switched');
+		EXECUTE format('ALTER SERVER tablestore_cluster OPTIONS (SET %I %L)', 'p' || part, tgt);
+		COMMIT;
+	END IF;
+
+	-- after the switch: the source's copy deleted (under the lock if this
+	-- run took it; the lock of all partitions keeps queries over every node
+	-- from reading it twice), the replication objects dropped
+	BEGIN
+		PERFORM tablestore_router._node_exec('ts_move_tgt', format('DROP SUBSCRIPTION IF EXISTS %I', name));
+		IF t0 IS NULL THEN
+			PERFORM tablestore_router.lock_partition_for_move(part);
+		END IF;
+		stmts := (SELECT string_agg(format('DELETE FROM tablestore_data.%I WHERE (tablestore.partition_hash(pk) & %s) = %s', v, mask, part), '; ')
+			FROM tablestore_router._node_values('ts_move_src', 'SELECT relation_name FROM tablestore.tables') v);
+		IF stmts IS NOT NULL THEN
+			PERFORM tablestore_router._node_exec('ts_move_src', stmts);
+		END IF;
+	EXCEPTION WHEN OTHERS THEN
+		-- the lock is the session's: a failed delete must not keep it
+		PERFORM tablestore_router.unlock_partition_for_move(part);
+		RAISE;
+	END;
+	PERFORM tablestore_router.unlock_partition_for_move(part);
+	IF t0 IS NOT NULL THEN
+		UPDATE tablestore_router._moves SET cutover_ms = round(extract(epoch FROM clock_timestamp() - t0) * 1000, 1) WHERE id = m.id;
+	END IF;
+	PERFORM tablestore_router._move_step(m.id, 'cleanup');
+	COMMIT;
+	PERFORM tablestore_router._node_exec('ts_move_src', format('DROP PUBLICATION IF EXISTS %I', name));
+	FOR rel IN SELECT * FROM tablestore_router._node_values('ts_move_tgt',
+			format('SELECT c.relname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid WHERE t.tgname = %L', name))
+	LOOP
+		PERFORM tablestore_router._node_exec('ts_move_tgt', format('DROP TRIGGER IF EXISTS %I ON tablestore_data.%I', name, rel));
+	END LOOP;
+	FOREACH c IN ARRAY ARRAY['ts_move_src', 'ts_move_tgt'] LOOP
+		PERFORM tablestore_router._node_exec(c, format(
+			'DO $d$BEGIN IF to_regclass(''tablestore_move.marker'') IS NOT NULL THEN DELETE FROM tablestore_move.marker WHERE id = %s; END IF; END$d$', m.id));
+	END LOOP;
+	n := (SELECT sum(v::bigint) FROM tablestore_router._node_values('ts_move_tgt', (
+		SELECT 'SELECT 0' || string_agg(format(' UNION ALL SELECT count(*) FROM tablestore_data.%I WHERE (tablestore.partition_hash(pk) & %s) = %s', v, mask, part), '')
+		FROM tablestore_router._node_values('ts_move_tgt', 'SELECT relation_name FROM tablestore.tables') v)) v);
+	UPDATE tablestore_router._moves SET step = 'done', detail = NULL, step_at = clock_timestamp(),
+		finished_at = clock_timestamp(), rows_moved = n WHERE id = m.id;
+	COMMIT;
+END $$;
+COMMENT ON PROCEDURE tablestore_router.move_partition(integer, text, interval) IS 'move a partition to a node online (logical replication; the partition''s lock only for the cutover); run again, it completes an interrupted move';
+
+REVOKE ALL ON PROCEDURE tablestore_router.move_partition(integer, text, interval) FROM PUBLIC;
+REVOKE ALL ON FUNCTION tablestore_router._node_connect(text, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION tablestore_router._node_exec(text, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION tablestore_router._node_values(text, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION tablestore_router._move_pause(text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION tablestore_router._move_step(bigint, text, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION tablestore_router._move_undo(bigint, integer, integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION tablestore_router._move_table_sql(text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION tablestore_router._move_target_reset_sql(text) FROM PUBLIC;
+
+-- rebalance_plan: the moves that spread the partitions over the nodes so
+-- that each holds about the same number of entities (each partition
+-- weighs its entities plus one, so that an empty cluster is spread by
+-- partitions): add_nodes join the cluster, every partition of drain_nodes
+-- leaves it (largest first, each to the lightest node), then, while it
+-- makes the heaviest node lighter, the largest partition of the heaviest
+-- node that fits moves to the lightest.  Counts each node's entities per
+-- partition (dblink, superuser).  tools/cluster-rebalance.sh runs the plan.
+CREATE FUNCTION tablestore_router.rebalance_plan(add_nodes text[] DEFAULT '{}', drain_nodes text[] DEFAULT '{}')
+	RETURNS TABLE (step integer, partition integer, source text, target text, entities bigint)
+	LANGUAGE plpgsql AS $$
+DECLARE
+	nparts integer := (SELECT count(*) FROM tablestore_router.partitions());
+	mask integer := nparts - 1;
+	nodes text[];
+	drains text[] := '{}';
+	pnode integer[];
+	w bigint[];
+	load bigint[];
+	q text;
+	r record;
+	h integer;
+	l integer;
+	best integer;
+	i integer := 0;
+	d text;
+BEGIN
+	IF NOT (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user) THEN
+		RAISE EXCEPTION 'only a superuser may plan moves' USING ERRCODE = 'insufficient_privilege';
+	END IF;
+	SELECT array_agg(DISTINCT node ORDER BY node) INTO nodes FROM tablestore_router.partitions();
+	FOREACH d IN ARRAY coalesce(add_nodes, '{}') LOOP
+		d := tablestore_router.node_string(d);
+		PERFORM tablestore_router._check_nodes(ARRAY[d]);
+		IF NOT d = ANY (nodes) THEN
+			nodes := nodes || d;
+		END IF;
+	END LOOP;
+	FOREACH d IN ARRAY coalesce(drain_nodes, '{}') LOOP
+		drains := drains || tablestore_router.node_string(d);
+	END LOOP;
+	IF NOT EXISTS (SELECT FROM unnest(nodes) n WHERE NOT n = ANY (drains)) THEN
+		RAISE EXCEPTION 'draining every node leaves none' USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	pnode := array_fill(0, ARRAY[nparts]);
+	w := array_fill(1::bigint, ARRAY[nparts]);
+	load := array_fill(0::bigint, ARRAY[cardinality(nodes)]);
+	FOR r IN SELECT p.partition, p.node FROM tablestore_router.partitions() p LOOP
+		pnode[r.partition + 1] := array_position(nodes, r.node);
+	END LOOP;
+	-- each node's entities per partition it holds
+	FOR h IN 1 .. cardinality(nodes) LOOP
+		CONTINUE WHEN NOT nodes[h] = ANY (SELECT node FROM tablestore_router.partitions());
+		PERFORM tablestore_router._node_connect('ts_plan', nodes[h]);
+		q := (SELECT string_agg(format('SELECT tablestore.partition_hash(pk) & %s AS p FROM tablestore_data.%I', mask, v), ' UNION ALL ')
+			FROM tablestore_router._node_values('ts_plan', 'SELECT relation_name FROM tablestore.tables') v);
+		IF q IS NOT NULL THEN
+			FOR r IN SELECT split_part(v, ' ', 1)::integer AS p, split_part(v, ' ', 2)::bigint AS n
+				FROM tablestore_router._node_values('ts_plan', 'SELECT p || '' '' || count(*) FROM (' || q || ') x GROUP BY p') v
+			LOOP
+				IF pnode[r.p + 1] = h THEN
+					w[r.p + 1] := w[r.p + 1] + r.n;
+				END IF;
+			END LOOP;
+		END IF;
+	END LOOP;
+	FOR best IN 1 .. nparts LOOP
+		load[pnode[best]] := load[pnode[best]] + w[best];
+	END LOOP;
+	-- the drained nodes' partitions, largest first, each to the lightest node
+	FOR best IN SELECT o FROM unnest(w) WITH ORDINALITY AS u(x, o)
+			WHERE nodes[pnode[o]] = ANY (drains) ORDER BY x DESC, o LOOP
+		SELECT o INTO l FROM unnest(load) WITH ORDINALITY AS u(x, o) WHERE NOT nodes[o] = ANY (drains) ORDER BY x, o LIMIT 1;
+		i := i + 1;
+		step := i; partition := best - 1; source := nodes[pnode[best]]; target := nodes[l]; entities := w[best] - 1;
+		RETURN NEXT;
+		load[pnode[best]] := load[pnode[best]] - w[best];
+		load[l] := load[l] + w[best];
+		pnode[best] := l;
+	END LOOP;
+	-- then from the heaviest node to the lightest while that helps
+	FOR k IN 1 .. nparts LOOP
+		SELECT o INTO h FROM unnest(load) WITH ORDINALITY AS u(x, o) WHERE NOT nodes[o] = ANY (drains) ORDER BY x DESC, o LIMIT 1;
+		SELECT o INTO l FROM unnest(load) WITH ORDINALITY AS u(x, o) WHERE NOT nodes[o] = ANY (drains) ORDER BY x, o LIMIT 1;
+		best := (SELECT o FROM unnest(w) WITH ORDINALITY AS u(x, o)
+			WHERE pnode[o] = h AND x < load[h] - load[l] ORDER BY x DESC, o LIMIT 1);
+		EXIT WHEN best IS NULL OR h = l;
+		i := i + 1;
+		step := i; partition := best - 1; source := nodes[h]; target := nodes[l]; entities := w[best] - 1;
+		RETURN NEXT;
+		load[h] := load[h] - w[best];
+		load[l] := load[l] + w[best];
+		pnode[best] := l;
+	END LOOP;
+END $$;
+COMMENT ON FUNCTION tablestore_router.rebalance_plan(text[], text[]) IS 'the partition moves that add and drain nodes and even out the entities per node (run by tools/cluster-rebalance.sh)';
+REVOKE ALL ON FUNCTION tablestore_router.rebalance_plan(text[], text[]) FROM PUBLIC;

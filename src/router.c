@@ -42,7 +42,12 @@
  * function takes, so no role can take or hold them but through a call.
  * A streaming query takes the lock per page and reads the partition map
  * under it; if the map changed since its last page, it starts again on the
- * new nodes after the last entity it returned.
+ * new nodes after the last entity it returned.  The online mover
+ * (tablestore_router.move_partition, PL/pgSQL) takes these locks only for
+ * its cutover; while it copies, the target holds rows of a partition it
+ * does not serve, so a query over every node asks the nodes one by one and
+ * drops the rows of partitions that the map gives another node, and
+ * create_table and delete_table refuse to run while a move is unfinished.
  *
  * Errors: a shard's error is raised again as the shard raised it (PL/Proxy
  * prefixes the message and detail with where it came from; they are taken
@@ -63,8 +68,10 @@
 #include "common/jsonapi.h"
 #include "libpq-fe.h"
 #include "mb/pg_wchar.h"
+#include "nodes/makefuncs.h"
 #include "access/htup_details.h"
 #include "executor/executor.h"
+#include "executor/spi.h"
 #include "foreign/foreign.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -109,6 +116,9 @@ static uint64 cluster_generation = 1;
 /* per node, the lowest partition it holds: a call RUN ON it reaches the node */
 #define ROUTER_MAX_NODES 256
 static int	cluster_node_part[ROUTER_MAX_NODES];
+/* per partition, its node (an index of cluster_node_part) */
+#define ROUTER_MAX_PARTS 256
+static int	cluster_part_node[ROUTER_MAX_PARTS];
 static bool callbacks_registered = false;
 /* the role whose user mapping was checked (check_user_mapping) */
 static Oid	mapping_checked_for = InvalidOid;
@@ -448,6 +458,8 @@ cluster_shape(int *nodes)
 			}
 			else if (part < cluster_node_part[node])
 				cluster_node_part[node] = part;
+			if (part >= 0 && part < ROUTER_MAX_PARTS)
+				cluster_part_node[part] = node;
 		}
 		/* PL/Proxy's option validator allows nothing else */
 		if (parts == 0 || (parts & (parts - 1)) != 0)
@@ -1398,6 +1410,40 @@ table_name_tag(text *name, LOCKTAG *tag)
 	return true;
 }
 
+/*
+ * Refuse create_table and delete_table while a partition move is unfinished
+ * (tablestore_router.move_partition, issue 23): a move replicates the tables
+ * it listed when it began, so a table created or deleted under it would be
+ * stranded on one node or resurrected.  Called under the lock of "all
+ * partitions", which a move takes (and releases) after recording itself and
+ * before listing the tables: a call that passed this check has finished
+ * before the move lists them.
+ */
+static void
+refuse_during_move(void)
+{
+	int			ret;
+
+	/* a router database not yet updated to 0.6.0 has no moves */
+	if (!OidIsValid(RangeVarGetRelid(makeRangeVar("tablestore_router", "_moves", -1), NoLock, true)))
+		return;
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	ret = SPI_execute("SELECT partition::text, target FROM tablestore_router._moves "
+					  "WHERE finished_at IS NULL ORDER BY id LIMIT 1", true, 1);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "SPI_execute failed: %d", ret);
+	if (SPI_processed > 0)
+	{
+		char	   *part = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+
+		ts_ereport(ERROR, TS_ServerBusy,
+				   errmsg("tables cannot be created or deleted while partition %s of the cluster is being moved", part),
+				   errhint("Retry when the move is done (tablestore_router.moves); an interrupted move completes when tablestore_router.move_partition is called again."));
+	}
+	SPI_finish();
+}
+
 static void
 table_everywhere(FunctionCallInfo fcinfo, const char *all_signature, const char *one_signature)
 {
@@ -1414,6 +1460,7 @@ table_everywhere(FunctionCallInfo fcinfo, const char *all_signature, const char 
 	if (named)
 		(void) LockAcquire(&name_tag, ExclusiveLock, false, false);
 	lock_partitions(-1);
+	refuse_during_move();
 	args[0] = PG_GETARG_DATUM(0);
 	nulls[0] = PG_ARGISNULL(0);
 	rows = call_remote_rows(all_signature, 1, args, nulls, &nrows);
@@ -1593,6 +1640,8 @@ typedef struct PageEntity
 	text	   *json;
 	text	   *pk;
 	text	   *rk;
+	bool		foreign;		/* of a partition the map gives another node */
+	int			node;			/* the node that returned it */
 } PageEntity;
 
 typedef struct MergedPage
@@ -1713,6 +1762,25 @@ page_source(int part)
  * node's entities are in key order and before its continuation, and no two
  * nodes return the same key.
  */
+/*
+ * entity_is_foreign: whether the entity of PartitionKey pk, returned by node
+ * (an index of cluster_node_part), is of a partition that the partition map
+ * gives another node.  During a partition move the target holds the
+ * replicated copy of the moving partition before it serves it
+ * (tablestore_router.move_partition), and a move interrupted after its
+ * switch leaves the source's old copy until it is run again: a query over
+ * every node reads each partition on its own node only, or it would return
+ * those entities twice or stale.
+ */
+static bool
+entity_is_foreign(text *pk, int node)
+{
+	uint32		mask = (uint32) cluster_partitions - 1;
+	uint32		p = ts_partition_hash(VARDATA_ANY(pk), VARSIZE_ANY_EXHDR(pk)) & mask;
+
+	return cluster_part_node[p] != node;
+}
+
 static void
 fetch_page(int part, text *table, text *filter, text *select, int top,
 		   text *npk, text *nrk, bool check_json, MergedPage *page)
@@ -1725,6 +1793,7 @@ fetch_page(int part, text *table, text *filter, text *select, int top,
 	text	   *bound_rk = NULL;
 	int			n = 0;
 	int			k;
+	int		   *rownode;
 	const char *from = page_source(part);
 
 	args[0] = Int32GetDatum(part);
@@ -1743,9 +1812,44 @@ fetch_page(int part, text *table, text *filter, text *select, int top,
 	nulls[6] = nrk == NULL;
 
 	if (part >= 0)
+	{
 		rows = call_remote_rows("tablestore_router._query_page(" PAGE_ARGS ")", 7, args, nulls, &nrows);
+		rownode = palloc(sizeof(int) * Max(nrows, 1));
+		for (int r = 0; r < nrows; r++)
+			rownode[r] = cluster_part_node[part];
+	}
 	else
-		rows = call_remote_rows("tablestore_router._query_page_all(" PAGE_ALL_ARGS ")", 6, args + 1, nulls + 1, &nrows);
+	{
+		/*
+		 * Every node, one after the other, so that each row's node is known
+		 * (entity_is_foreign), which a call RUN ON ALL does not tell.
+		 */
+		int			nnodes;
+
+		(void) cluster_shape(&nnodes);
+		rows = NULL;
+		rownode = NULL;
+		nrows = 0;
+		for (int i = 0; i < nnodes; i++)
+		{
+			RemoteRow  *more;
+			int			nmore;
+
+			args[0] = Int32GetDatum(cluster_node_part[i]);
+			more = call_remote_rows("tablestore_router._query_page(" PAGE_ARGS ")", 7, args, nulls, &nmore);
+			if (nmore == 0)
+				continue;
+			rows = rows == NULL ? palloc(sizeof(RemoteRow) * nmore) :
+				repalloc(rows, sizeof(RemoteRow) * (nrows + nmore));
+			rownode = rownode == NULL ? palloc(sizeof(int) * nmore) :
+				repalloc(rownode, sizeof(int) * (nrows + nmore));
+			memcpy(rows + nrows, more, sizeof(RemoteRow) * nmore);
+			for (int r = 0; r < nmore; r++)
+				rownode[nrows + r] = i;
+			nrows += nmore;
+		}
+		args[0] = Int32GetDatum(part);
+	}
 
 	page->ents = palloc(sizeof(PageEntity) * Max(nrows, 1));
 	for (int r = 0; r < nrows; r++)
@@ -1810,19 +1914,42 @@ fetch_page(int part, text *table, text *filter, text *select, int top,
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_CORRUPTED),
 					 errmsg("%s returned entities out of key order", from)));
+		page->ents[n].node = rownode[r];
+		page->ents[n].foreign = entity_is_foreign(page->ents[n].pk, rownode[r]);
+		/* an entity dropped below is still checked for what a node may answer */
+		if (page->ents[n].foreign && !check_json &&
+			!json_shape_ok(VARDATA_ANY(json), VARSIZE_ANY_EXHDR(json), false))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("%s returned an entity that is not a JSON object", from),
+					 errdetail("The entity of keys (%s, %s).",
+							   text_to_cstring(page->ents[n].pk), text_to_cstring(page->ents[n].rk))));
 		n++;
 	}
 	if (part < 0)
 	{
+		/*
+		 * One key twice is an error when one node returned it twice or two
+		 * nodes both as theirs; a node's copy of a partition it does not
+		 * hold (a move's) beside the copy of the node that holds it is not.
+		 */
 		qsort(page->ents, n, sizeof(PageEntity), cmp_entities);
 		for (k = 1; k < n; k++)
-			if (cmp_entities(&page->ents[k - 1], &page->ents[k]) == 0)
+			if (cmp_entities(&page->ents[k - 1], &page->ents[k]) == 0 &&
+				(page->ents[k - 1].node == page->ents[k].node ||
+				 (!page->ents[k - 1].foreign && !page->ents[k].foreign)))
 				ereport(ERROR,
 						(errcode(ERRCODE_DATA_CORRUPTED),
 						 errmsg("the nodes returned the entity of keys (%s, %s) twice",
 								text_to_cstring(page->ents[k].pk), text_to_cstring(page->ents[k].rk)),
 						 errhint("A node named twice in the partition map, or a partition on two nodes, does this.")));
 	}
+	/* checked, the entities of partitions of other nodes are dropped */
+	k = 0;
+	for (int i = 0; i < n; i++)
+		if (!page->ents[i].foreign)
+			page->ents[k++] = page->ents[i];
+	n = k;
 
 	page->next_pk = bound_pk;
 	page->next_rk = bound_rk;

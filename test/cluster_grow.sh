@@ -12,10 +12,10 @@
 #     ones, and every acknowledged write reads back with its value;
 #   - ETags survived the move (an entity not written since reads back
 #     with the ETag it had);
-#   - while a partition moves (held for 3 s), a write to another partition
-#     completes at once and a write to the moving partition waits;
-#   - a move that fails half-way (the copy of its second table) leaves
-#     nothing on the target, and the same command, run again, completes.
+#   - while a partition is being copied, writes to it and to another
+#     partition complete at once (the move is online);
+#   - a move killed half-way leaves the partition whole on its node and
+#     every entity served once, and the same command, run again, completes.
 set -u
 cd "$(dirname "$0")/.."
 . tools/lib.sh
@@ -61,28 +61,34 @@ writer() {
 }
 writer &
 
-# the pause is per partition: hold partition 2 for 3 s and time one write
-# to it and one to a partition that stays
+# the move is online: while partition 2 is being copied (held half-way by
+# MOVE_WAIT_FILE, for as long as the test keeps the file), writes to it and to
+# a partition that stays complete (within 5 s on a loaded machine: the copy
+# is held until the writes are done, so a write that waited for it would
+# never complete)
 pk_in() { r -c "SELECT pk FROM (SELECT 'k' || i AS pk FROM generate_series(0, 63) i) k WHERE tablestore_router.partition_of(pk) = $1 LIMIT 1"; }
 PK_MOVING=$(pk_in 2)
 PK_STAYING=$(pk_in 1)
-MOVE_HOLD=3 bash tools/cluster-move.sh "$ROUTER" "host=$DIR/shard2 dbname=tablestore" 2 >"$DIR/move2.log" 2>&1 &
+touch "$DIR/hold"
+MOVE_WAIT_FILE=$DIR/hold bash tools/cluster-move.sh "$ROUTER" "host=$DIR/shard2 dbname=tablestore" 2 >"$DIR/move2.log" 2>&1 &
 mover=$!
-# wait until the mover holds partition 2's lock (not a fixed sleep: on a
-# loaded machine the mover may take longer to get there)
-for _ in $(seq 1 300); do
-	[ "$(r -c "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted
-		AND classid = 1953722992 AND objid = 2 AND objsubid = 29811")" -gt 0 ] && break
-	sleep 0.1
-done
+wait_step() {
+	for _ in $(seq 1 600); do
+		[ "$(r -c "SELECT step FROM tablestore_router.moves WHERE finished_at IS NULL")" = "$1" ] && return 0
+		sleep 0.1
+	done
+	echo "FAILED: the move did not reach step $1"; fail=1
+}
+wait_step copying
 t0=$(date +%s%N)
 r -c "SELECT tablestore.insert_or_replace_entity('Audit', '{\"PartitionKey\": \"$PK_STAYING\", \"RowKey\": \"probe\"}') IS NOT NULL" >/dev/null
 t1=$(date +%s%N)
 r -c "SELECT tablestore.insert_or_replace_entity('Audit', '{\"PartitionKey\": \"$PK_MOVING\", \"RowKey\": \"probe\"}') IS NOT NULL" >/dev/null
 t2=$(date +%s%N)
+rm -f "$DIR/hold"
 wait $mover || { cat "$DIR/move2.log"; fail=1; }
-check "a write to a partition that stays does not wait for the move" "$(( (t1 - t0) / 1000000 < 1000 ))" 1
-check "a write to the moving partition waits for it" "$(( (t2 - t1) / 1000000 > 500 ))" 1
+check "a write to a partition that stays does not wait for the move" "$(( (t1 - t0) / 1000000 < 5000 ))" 1
+check "a write to the moving partition does not wait for its copy" "$(( (t2 - t1) / 1000000 < 5000 ))" 1
 
 # the rest of the move: p % 4 = 2 to shard2, p % 4 = 3 to shard3
 bash tools/cluster-move.sh "$ROUTER" "host=$DIR/shard2 dbname=tablestore" 6 10 14 >"$DIR/move.log" 2>&1 || { cat "$DIR/move.log"; fail=1; }
@@ -125,32 +131,31 @@ check "an entity's ETag survives the move" \
 	"$(r -c "SELECT tablestore.get_entity('Orders', 'k3', '00003')->>'odata.etag'")" "$(cat "$DIR/etag_before")"
 check "writes went on during the move" "$([ "$acked" -gt 20 ] && echo yes)" yes
 
-# A move that fails half-way leaves nothing behind.  Partition 0 moves from
-# shard0 to shard1, which already holds other partitions (so what a move
-# leaves on it is in every query over all nodes); a trigger on shard1's
-# Orders relation makes the copy of the second table (list_tables' order:
-# Audit, Orders) fail after the first was copied.  The partition stays on shard0, shard1 holds none of it, the
-# counts through the router do not change; without the trigger, the same
-# command moves it.
+# A move killed half-way (its router session terminated while the target
+# copies) leaves partition 0 on shard0, whole, and every entity served once
+# (shard1, the target, already serves other partitions: queries over every
+# node read it, and must not read its copy of partition 0); the same
+# command, run again, completes the move.
 count_all() { r -c "SELECT (SELECT count(*) FROM tablestore.query_entities('Orders')) || ' ' || (SELECT count(*) FROM tablestore.query_entities('Audit'))"; }
 counts_before=$(count_all)
-psql -X -q -h "$DIR/shard1" -d tablestore <<'SQL'
-CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE 'refused by the test'; END $$;
-CREATE TRIGGER refuse BEFORE INSERT ON tablestore_data.orders FOR EACH ROW EXECUTE FUNCTION refuse();
-SQL
-if bash tools/cluster-move.sh "$ROUTER" "host=$DIR/shard1 dbname=tablestore" 0 >"$DIR/movefail.log" 2>&1; then
-	echo "FAILED: a move whose copy fails reports success"; cat "$DIR/movefail.log"; fail=1
-fi
-check "a failed move leaves the partition on its node" \
+touch "$DIR/hold"
+MOVE_WAIT_FILE=$DIR/hold bash tools/cluster-move.sh "$ROUTER" "host=$DIR/shard1 dbname=tablestore" 0 >"$DIR/movefail.log" 2>&1 &
+mover=$!
+wait_step copying
+r -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'CALL tablestore_router.move_partition%'" >/dev/null
+wait $mover && { echo "FAILED: a killed move reports success"; fail=1; }
+rm -f "$DIR/hold"
+check "a killed move leaves the partition on its node" \
 	"$(r -c "SELECT node FROM tablestore_router.partitions() WHERE partition = 0")" "host=$DIR/shard0 dbname=tablestore"
-check "a failed move leaves no copy on the target" \
-	"$(psql -X -q -At -h "$DIR/shard1" -d tablestore -c "SELECT (SELECT count(*) FROM tablestore_data.orders WHERE tablestore.partition_hash(pk) & 15 = 0) + (SELECT count(*) FROM tablestore_data.audit WHERE tablestore.partition_hash(pk) & 15 = 0)")" 0
-check "a failed move changes no count through the router" "$(count_all)" "$counts_before"
-psql -X -q -h "$DIR/shard1" -d tablestore -c "DROP TRIGGER refuse ON tablestore_data.orders"
+check "a killed move changes no count through the router" "$(count_all)" "$counts_before"
+check "a killed move is recorded unfinished" "$(r -c "SELECT count(*) FROM tablestore_router.moves WHERE finished_at IS NULL")" 1
 bash tools/cluster-move.sh "$ROUTER" "host=$DIR/shard1 dbname=tablestore" 0 >>"$DIR/movefail.log" 2>&1 || { cat "$DIR/movefail.log"; fail=1; }
 check "the move, run again, moves the partition" \
 	"$(r -c "SELECT node FROM tablestore_router.partitions() WHERE partition = 0")" "host=$DIR/shard1 dbname=tablestore"
 check "the move, run again, changes no count through the router" "$(count_all)" "$counts_before"
 check "the move, run again, leaves nothing on the old node" \
 	"$(psql -X -q -At -h "$DIR/shard0" -d tablestore -c "SELECT (SELECT count(*) FROM tablestore_data.orders WHERE tablestore.partition_hash(pk) & 15 = 0) + (SELECT count(*) FROM tablestore_data.audit WHERE tablestore.partition_hash(pk) & 15 = 0)")" 0
+check "the move, run again, leaves no replication behind" \
+	"$(psql -X -q -At -h "$DIR/shard0" -d tablestore -c "SELECT (SELECT count(*) FROM pg_publication) + (SELECT count(*) FROM pg_replication_slots)")/$(psql -X -q -At -h "$DIR/shard1" -d tablestore -c "SELECT count(*) FROM pg_subscription")" "0/0"
+check "every move is recorded done" "$(r -c "SELECT count(*) FILTER (WHERE step = 'done') || '/' || count(*) FROM tablestore_router.moves")" "9/9"
 exit $fail

@@ -37,7 +37,7 @@ cat <<MSG
    add a node:             mkdir $DIR/shard$N && chown postgres: $DIR/shard$N &&
                            runuser -u postgres -- $PGBIN/initdb -D $DIR/shard$N/data -A trust -E UTF8 -U postgres &&
                            runuser -u postgres -- $PGBIN/pg_ctl -D $DIR/shard$N/data -l $DIR/shard$N/server.log \\
-                               -o "-c listen_addresses='' -k $DIR/shard$N" start &&
+                               -o "-c listen_addresses='' -k $DIR/shard$N -c wal_level=logical" start &&
                            psql -h $DIR/shard$N -U postgres -c 'CREATE DATABASE tablestore' &&
                            psql -h $DIR/shard$N -U postgres tablestore -c 'CREATE EXTENSION tablestore'
    move partitions to it:  tools/cluster-move.sh "host=$DIR/router dbname=tablestore user=postgres" \\

@@ -102,7 +102,8 @@ ts_start_cluster() {
 	chmod 755 "$dir"
 	for i in $(seq 0 $((n - 1))); do
 		mkdir -p "$dir/shard$i"
-		ts_start_server "$dir/shard$i" || return 1
+		# wal_level = logical: partitions move on logical replication
+		ts_start_server "$dir/shard$i" -c wal_level=logical || return 1
 		psql -X -q -d postgres -c "CREATE DATABASE tablestore" || return 1
 		psql -X -q -d tablestore -c "CREATE EXTENSION tablestore" || return 1
 		nodes="$nodes${nodes:+, }'host=$dir/shard$i dbname=tablestore'"
@@ -113,6 +114,7 @@ ts_start_cluster() {
 	psql -X -q -v ON_ERROR_STOP=1 -d tablestore >/dev/null <<SQL || return 1
 CREATE EXTENSION plproxy;
 CREATE EXTENSION tablestore_router;
+CREATE EXTENSION dblink;
 SELECT tablestore_router.configure(ARRAY[$nodes], $parts);
 SQL
 	export PGHOST=$dir/router PGDATABASE=tablestore

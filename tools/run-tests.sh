@@ -70,8 +70,13 @@ run bash test/gateway/router_test.sh
 # concurrent queries over every node against the router's lock table
 run bash test/cluster/robustness.sh
 run bash test/cluster/lock_table.sh
-# growing a cluster from 2 to 4 nodes under writes (tools/cluster-move.sh)
+# growing a cluster from 2 to 4 nodes under writes (tools/cluster-move.sh,
+# online moves on logical replication); issue 23's findings of the old
+# mover; a Jepsen-style test of moves under writes and faults (fixed seed)
 run bash test/cluster_grow.sh
+run bash test/cluster/move_findings.sh
+run bash test/cluster/jepsen_move.sh
+run bash test/cluster/rebalance.sh
 # random arguments for every function of the router, through a router with
 # 2 shards (FUZZ_ROUTER_SECONDS): no crash or XX000 on the router or a shard
 run bash test/cluster/fuzz_router.sh

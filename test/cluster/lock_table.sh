@@ -104,7 +104,7 @@ R -c "SELECT tablestore.create_table('Moves')" \
 	-c "SELECT count(tablestore.insert_entity('Moves', jsonb_build_object('PartitionKey', 'm' || i, 'RowKey', 'r')))
 		FROM generate_series(1, 20) i" >/dev/null || exit 1
 touch "$DIR/move.hold"
-MOVE_WAIT_FILE=$DIR/move.hold bash tools/cluster-move.sh "host=$DIR/router dbname=tablestore user=postgres" \
+MOVE_WAIT_FILE=$DIR/move.hold MOVE_WAIT_STEP=locked bash tools/cluster-move.sh "host=$DIR/router dbname=tablestore user=postgres" \
 	"host=$DIR/shard2 dbname=tablestore" 0 >"$DIR/move.log" 2>&1 &
 mover=$!
 # the sessions holding (true) or awaiting (false) the lock of all
