@@ -6,7 +6,7 @@ EXTVERSION = $(shell sed -n "s/^default_version[[:space:]]*=[[:space:]]*'\([^']*
 ROUTERVERSION = $(shell sed -n "s/^default_version[[:space:]]*=[[:space:]]*'\([^']*\)'/\1/p" tablestore_router.control)
 
 MODULE_big = tablestore
-OBJS = $(patsubst %.c,%.o,$(wildcard src/*.c))
+OBJS = $(patsubst %.c,%.o,$(wildcard src/*.c src/tskey/*.c))
 DATA_built = sql/tablestore--$(EXTVERSION).sql sql/tablestore_router--$(ROUTERVERSION).sql
 # frozen install scripts of earlier versions, and the upgrade scripts
 DATA = $(filter-out $(DATA_built),$(wildcard sql/tablestore--*.sql sql/tablestore_router--*.sql))

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * tsindex.c
+ * handler.c
  *	  tskey index access method: the handler, reloptions, operator class
  *	  validation and cost estimation.
  *
@@ -20,7 +20,7 @@
 #include "utils/rel.h"
 
 #include "tablestore.h"
-#include "tsindex.h"
+#include "tskey_int.h"
 
 static relopt_kind tsk_relopt_kind;
 static bool tsk_relopt_done = false;
@@ -164,4 +164,15 @@ tskey_handler(PG_FUNCTION_ARGS)
 	amroutine->amparallelrescan = NULL;
 
 	PG_RETURN_POINTER(amroutine);
+}
+
+/*
+ * tsk_init: set up the access method when the library is loaded
+ * (_PG_init): the WAL resource manager, registered only if the library is
+ * being preloaded (tsk_register_rmgr).
+ */
+void
+tsk_init(void)
+{
+	tsk_register_rmgr();
 }

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * tsindexverify.c
+ * verify.c
  *	  tablestore.verify_index(index regclass): check a tskey index against
  *	  its invariants and its heap.
  *
@@ -32,7 +32,7 @@
 #include "utils/snapmgr.h"
 
 #include "tablestore.h"
-#include "tsindex.h"
+#include "tskey_int.h"
 
 #define corrupt(index, blkno, ...) \
 	ereport(ERROR, \

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * tsindexscan.c
+ * scan.c
  *	  tskey index: ordered scans, forward and backward, and bitmap scans.
  *
  * The scan keys are reduced to a range per column (rescan).  A scan
@@ -32,7 +32,7 @@
 #include "utils/snapmgr.h"
 
 #include "tablestore.h"
-#include "tsindex.h"
+#include "tskey_int.h"
 
 /* The range of one column: bounds and whether each includes its value. */
 typedef struct ColumnRange

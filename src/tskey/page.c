@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * tsindexpage.c
+ * page.c
  *	  tskey index: the stored form of keys and their order, the layout of
  *	  pages (pivots, high keys, leaf runs) and the descent of the tree.
  *
@@ -8,7 +8,7 @@
  * UTF-16 code units never takes more than 1,024 bytes; the order of stored
  * keys is the service's, ordinal by UTF-16 code unit, whatever the two
  * encodings.  Items are read and written with memcpy: their fields are not
- * aligned.  See doc/index-am.md.
+ * aligned.  See src/tskey/README.
  *
  *-------------------------------------------------------------------------
  */
@@ -23,7 +23,7 @@
 #include "utils/snapmgr.h"
 
 #include "tablestore.h"
-#include "tsindex.h"
+#include "tskey_int.h"
 
 /*
  * A cursor over the UTF-16 code units of a stored key, whichever its

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * tsindexvacuum.c
+ * vacuum.c
  *	  tskey index: VACUUM's bulk delete, page deletion and cleanup.
  *
  * The leaf level is walked left to right by right links; a concurrent split
@@ -16,7 +16,7 @@
  * same parent, and marked with a safexid; a parent whose only child such a
  * leaf is gets dissolved into a sibling first.  amvacuumcleanup records the
  * deleted pages no running transaction can still reach in the free space
- * map, from where splits reuse them.  See doc/index-am.md.
+ * map, from where splits reuse them.  See src/tskey/README.
  *
  *-------------------------------------------------------------------------
  */
@@ -31,7 +31,7 @@
 #include "utils/rel.h"
 
 #include "tablestore.h"
-#include "tsindex.h"
+#include "tskey_int.h"
 
 /*
  * leftmost_leaf: the block of the leftmost leaf, descending by first

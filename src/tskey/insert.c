@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * tsindexinsert.c
+ * insert.c
  *	  tskey index: insertion, the unique check, and page splits.
  *
  * An insert descends with share locks and locks exclusively the first leaf
@@ -12,7 +12,7 @@
  * a split pass that locks exclusively from the root down, splitting every
  * page on the way that could not take one more pivot, and then starts over.
  * Each split is one WAL record of at most four pages, so a crash never
- * leaves a split half done.  See doc/index-am.md.
+ * leaves a split half done.  See src/tskey/README.
  *
  *-------------------------------------------------------------------------
  */
@@ -27,7 +27,7 @@
 #include "utils/snapmgr.h"
 
 #include "tablestore.h"
-#include "tsindex.h"
+#include "tskey_int.h"
 
 /* What the unique check found. */
 typedef enum UniqueResult
