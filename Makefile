@@ -10,7 +10,7 @@ MODULE_big = tablestore
 # because it is named here).
 OBJS_TSKEY = $(addprefix src/tskey/,handler.o page.o build.o insert.o scan.o \
 	vacuum.o verify.o xlog.o)
-OBJS_FILTER = $(addprefix src/,filter_parse.o filter_format.o edmtext.o filterbind.o)
+OBJS_FILTER = $(addprefix src/filter/,parse.o format.o bind.o) src/edmtext.o
 OBJS_CORE = $(addprefix src/,tablestore.o errors.o edm.o key.o entity.o \
 	entityjson.o subxact.o entityrel.o tables.o entityops.o entityspi.o \
 	entitywrite.o batch.o queryplan.o query.o)
@@ -46,12 +46,12 @@ sql/tablestore_router--$(ROUTERVERSION).sql: sql/tablestore_router.sql sql/table
 		/^-- @key type@$$/ { printf "%s", key; next } { print }' sql/tablestore.sql $< > $@
 
 # The $filter parser outside the server: unit tests and a libFuzzer target.
-FILTER_SRC = src/filter_parse.c src/filter_format.c src/edmtext.c
+FILTER_SRC = src/filter/parse.c src/filter/format.c src/edmtext.c
 
-test/unit/filter_test: test/unit/filter_test.c $(FILTER_SRC) src/filter.h src/edmtext.h
+test/unit/filter_test: test/unit/filter_test.c $(FILTER_SRC) src/filter/filter.h src/edmtext.h
 	$(CC) -std=gnu99 -Wall -Wextra -Werror -g -Isrc -o $@ test/unit/filter_test.c $(FILTER_SRC) -lm
 
-fuzz/filter_fuzzer: fuzz/filter_fuzzer.c $(FILTER_SRC) src/filter.h src/edmtext.h
+fuzz/filter_fuzzer: fuzz/filter_fuzzer.c $(FILTER_SRC) src/filter/filter.h src/edmtext.h
 	clang -g -O1 -Wall -Wextra -Werror -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=undefined -Isrc -o $@ fuzz/filter_fuzzer.c $(FILTER_SRC) -lm
 
