@@ -139,9 +139,7 @@ check_unique(Relation index, Relation heap, const TskEntry *e, Buffer first,
 		if (done)
 			return result;
 		tsk_walk_step(index, &walk);
-		buf = ReadBuffer(index, next);
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		tsk_check_page(index, buf);
+		buf = tsk_getbuf(index, next, BUFFER_LOCK_SHARE);
 	}
 }
 
@@ -243,11 +241,10 @@ tskinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 
 			CHECK_FOR_INTERRUPTS();
 			tsk_walk_step(index, &walk);
-			next = ReadBuffer(index, TskPageGetOpaque(BufferGetPage(buf))->next);
-			LockBuffer(next, BUFFER_LOCK_EXCLUSIVE);
+			next = tsk_getbuf(index, TskPageGetOpaque(BufferGetPage(buf))->next,
+							  BUFFER_LOCK_EXCLUSIVE);
 			UnlockReleaseBuffer(buf);
 			buf = next;
-			tsk_check_page(index, buf);
 		}
 
 		state = tsk_xlog_start(index);
@@ -307,7 +304,7 @@ tsk_page_items(Page page, TskPivot *items, Size *sizes)
 		OffsetNumber off;
 
 		if (PageGetMaxOffsetNumber(page) > TSK_MAX_ENTRIES_PER_PAGE)
-			tsk_corrupt("too many pivots");
+			tsk_corrupt(page, "too many pivots");
 		for (off = TskFirstData(op); off <= PageGetMaxOffsetNumber(page); off++, n++)
 		{
 			tsk_pivot_read(page, off, &items[n]);
@@ -442,9 +439,7 @@ split_page(Relation index, Buffer parent, Buffer buf)
 	rblkno = BufferGetBlockNumber(rbuf);
 	if (op.next != InvalidBlockNumber)
 	{
-		obuf = ReadBuffer(index, op.next);
-		LockBuffer(obuf, BUFFER_LOCK_EXCLUSIVE);
-		tsk_check_page(index, obuf);
+		obuf = tsk_getbuf(index, op.next, BUFFER_LOCK_EXCLUSIVE);
 	}
 
 	state = tsk_xlog_start(index);
@@ -577,9 +572,7 @@ tsk_split_pass(Relation index, const TskEntry *e)
 
 restart:
 	CHECK_FOR_INTERRUPTS();
-	parent = ReadBuffer(index, TSK_ROOT_BLKNO);
-	LockBuffer(parent, BUFFER_LOCK_EXCLUSIVE);
-	tsk_check_page(index, parent);
+	parent = tsk_getbuf(index, TSK_ROOT_BLKNO, BUFFER_LOCK_EXCLUSIVE);
 	page = BufferGetPage(parent);
 	if (TskPageGetOpaque(page)->level == 0)
 	{
@@ -595,10 +588,7 @@ restart:
 	for (;;)
 	{
 		BlockNumber child = tsk_choose_child(BufferGetPage(parent), &sk);
-		Buffer		buf = ReadBuffer(index, child);
-
-		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-		tsk_check_page(index, buf);
+		Buffer		buf = tsk_getbuf(index, child, BUFFER_LOCK_EXCLUSIVE);
 		page = BufferGetPage(buf);
 		if (TskPageIsDeleted(TskPageGetOpaque(page)))
 		{

@@ -14,12 +14,16 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "access/xloginsert.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
+#include "storage/bufmgr.h"
 #include "storage/indexfsm.h"
 #include "storage/lmgr.h"
+#include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/relfilenodemap.h"
 #include "utils/snapmgr.h"
 
 #include "tablestore.h"
@@ -377,16 +381,61 @@ tsk_check_page(Relation index, Buffer buf)
 }
 
 /*
+ * tsk_getbuf: read block blkno of the index, lock it in mode
+ * (BUFFER_LOCK_SHARE or BUFFER_LOCK_EXCLUSIVE), and check that it is a tree
+ * page before anything of it is interpreted.  Every page reached by a link
+ * is read through here (as nbtree's _bt_getbuf), so that no unchecked
+ * page is ever read.
+ */
+Buffer
+tsk_getbuf(Relation index, BlockNumber blkno, int mode)
+{
+	Buffer		buf = ReadBuffer(index, blkno);
+
+	LockBuffer(buf, mode);
+	tsk_check_page(index, buf);
+	return buf;
+}
+
+/*
  * tsk_corrupt: raise the error of a page whose bytes contradict the
- * layout.  Pages are read only through checked accessors (tsk_check_page,
- * tsk_item, run_parse, tsk_pivot_read), so that corrupt bytes give this
- * error rather than reads or writes out of bounds.
+ * layout, naming the index and the block.  Pages are read only through
+ * checked accessors (tsk_check_page, tsk_item, run_parse, tsk_pivot_read),
+ * so that corrupt bytes give this error rather than reads or writes out of
+ * bounds.  at is any address inside the page: the accessors see pages, not
+ * buffers, so the block is found from where the page lies in the shared
+ * buffer pool (a private copy of a page, as a scan or generic WAL makes
+ * one, cannot be named).
  */
 void
-tsk_corrupt(const char *what)
+tsk_corrupt(const void *at, const char *what)
 {
+	const char *p = (const char *) at;
+	char	   *where = NULL;
+
+	if (p >= BufferBlocks && p < BufferBlocks + (Size) NBuffers * BLCKSZ)
+	{
+		Buffer		buf = (Buffer) ((p - BufferBlocks) / BLCKSZ) + 1;
+		RelFileNode rnode;
+		ForkNumber	fork;
+		BlockNumber blkno;
+		Oid			relid = InvalidOid;
+		char	   *name = NULL;
+
+		BufferGetTag(buf, &rnode, &fork, &blkno);
+		if (IsTransactionState())
+			relid = RelidByRelfilenode(rnode.spcNode, rnode.relNode);
+		if (OidIsValid(relid))
+			name = get_rel_name(relid);
+		if (name)
+			where = psprintf("index \"%s\" block %u", name, blkno);
+		else
+			where = psprintf("index %s block %u", relpathperm(rnode, fork), blkno);
+	}
 	ereport(ERROR,
 			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 where ?
+			 errmsg("corrupted tskey page, %s: %s", where, what) :
 			 errmsg("corrupted tskey index page: %s", what),
 			 errhint("Please REINDEX it.")));
 }
@@ -403,11 +452,11 @@ tsk_item(Page page, OffsetNumber off, Size *len)
 	ItemId		id;
 
 	if (off < FirstOffsetNumber || off > PageGetMaxOffsetNumber(page))
-		tsk_corrupt("item number out of range");
+		tsk_corrupt(page, "item number out of range");
 	id = PageGetItemId(page, off);
 	if (!ItemIdIsNormal(id) || ItemIdGetOffset(id) < ph->pd_upper ||
 		ItemIdGetOffset(id) + ItemIdGetLength(id) > ph->pd_special)
-		tsk_corrupt("line pointer out of range");
+		tsk_corrupt(page, "line pointer out of range");
 	*len = ItemIdGetLength(id);
 	return (const char *) page + ItemIdGetOffset(id);
 }
@@ -425,7 +474,11 @@ tsk_walk_step(Relation index, TskWalk *walk)
 	{
 		walk->limit = 2 * RelationGetNumberOfBlocks(index) + 64;
 		if (walk->steps > walk->limit)
-			tsk_corrupt("a cycle of sibling links");
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("corrupted tskey index \"%s\": a cycle of sibling links",
+							RelationGetRelationName(index)),
+					 errhint("Please REINDEX it.")));
 	}
 }
 
@@ -469,7 +522,7 @@ tsk_pivot_read(Page page, OffsetNumber off, TskPivot *pivot)
 	const char *p = tsk_item(page, off, &len);
 
 	if (len < TSK_PIVOT_HDR)
-		tsk_corrupt("pivot too short");
+		tsk_corrupt(page, "pivot too short");
 	memcpy(&pivot->child, p, 4);
 	memcpy(&pivot->key.tid, p + 4, 6);
 	memcpy(&pivot->key.pk.word, p + 10, 2);
@@ -478,7 +531,7 @@ tsk_pivot_read(Page page, OffsetNumber off, TskPivot *pivot)
 	pivot->key.rk.data = p + TSK_PIVOT_HDR + TSK_LEN(pivot->key.pk.word);
 	if (!key_ok(pivot->key.pk.word) || !key_ok(pivot->key.rk.word) ||
 		(Size) (TSK_PIVOT_HDR + TSK_LEN(pivot->key.pk.word) + TSK_LEN(pivot->key.rk.word)) != len)
-		tsk_corrupt("pivot keys do not match its length");
+		tsk_corrupt(page, "pivot keys do not match its length");
 }
 
 /* tsk_page_add_pivot: add a pivot at off; false if it does not fit. */
@@ -514,27 +567,27 @@ run_parse(const char *p, Size len, TskEntry *entries, int max)
 	int			i;
 
 	if (len < TSK_RUN_HDR)
-		tsk_corrupt("run too short");
+		tsk_corrupt(p, "run too short");
 	memcpy(&pk.word, p, 2);
 	memcpy(&n, p + 2, 2);
 	if (n < 1 || n > max || !key_ok(pk.word) || (Size) (TSK_RUN_HDR + TSK_LEN(pk.word)) > len)
-		tsk_corrupt("run header does not match the run");
+		tsk_corrupt(p, "run header does not match the run");
 	pk.data = p + TSK_RUN_HDR;
 	q = pk.data + TSK_LEN(pk.word);
 	for (i = 0; i < n; i++)
 	{
 		if (end - q < TSK_RUN_ENTRY_HDR)
-			tsk_corrupt("run entries do not match the run's length");
+			tsk_corrupt(p, "run entries do not match the run's length");
 		entries[i].pk = pk;
 		memcpy(&entries[i].tid, q, 6);
 		memcpy(&entries[i].rk.word, q + 6, 2);
 		entries[i].rk.data = q + TSK_RUN_ENTRY_HDR;
 		if (!key_ok(entries[i].rk.word) || end - entries[i].rk.data < TSK_LEN(entries[i].rk.word))
-			tsk_corrupt("run entries do not match the run's length");
+			tsk_corrupt(p, "run entries do not match the run's length");
 		q += TSK_RUN_ENTRY_HDR + TSK_LEN(entries[i].rk.word);
 	}
 	if (q != end)
-		tsk_corrupt("run entries do not match the run's length");
+		tsk_corrupt(p, "run entries do not match the run's length");
 	return n;
 }
 
@@ -712,16 +765,16 @@ run_first(Page page, OffsetNumber off, TskEntry *e)
 	const char *p = tsk_item(page, off, &len);
 
 	if (len < TSK_RUN_HDR)
-		tsk_corrupt("run too short");
+		tsk_corrupt(page, "run too short");
 	memcpy(&e->pk.word, p, 2);
 	if (!key_ok(e->pk.word) || (Size) (TSK_RUN_HDR + TSK_LEN(e->pk.word) + TSK_RUN_ENTRY_HDR) > len)
-		tsk_corrupt("run header does not match the run");
+		tsk_corrupt(page, "run header does not match the run");
 	e->pk.data = p + TSK_RUN_HDR;
 	memcpy(&e->tid, e->pk.data + TSK_LEN(e->pk.word), 6);
 	memcpy(&e->rk.word, e->pk.data + TSK_LEN(e->pk.word) + 6, 2);
 	e->rk.data = e->pk.data + TSK_LEN(e->pk.word) + TSK_RUN_ENTRY_HDR;
 	if (!key_ok(e->rk.word) || (Size) ((e->rk.data - p) + TSK_LEN(e->rk.word)) > len)
-		tsk_corrupt("run entries do not match the run's length");
+		tsk_corrupt(page, "run entries do not match the run's length");
 }
 
 /*
@@ -952,16 +1005,14 @@ tsk_descend_level(Relation index, const TskSearchKey *sk, uint16 target, bool ex
 
 restart:
 	CHECK_FOR_INTERRUPTS();
-	buf = ReadBuffer(index, TSK_ROOT_BLKNO);
 	mode = BUFFER_LOCK_SHARE;
-	LockBuffer(buf, mode);
+	buf = tsk_getbuf(index, TSK_ROOT_BLKNO, mode);
 	for (;;)
 	{
 		Page		page;
 		TskPageOpaque op;
 		BlockNumber child;
 
-		tsk_check_page(index, buf);
 		page = BufferGetPage(buf);
 		op = TskPageGetOpaque(page);
 		if (TskPageIsDeleted(op))
@@ -975,19 +1026,20 @@ restart:
 			Buffer		next;
 
 			tsk_walk_step(index, &walk);
-			next = ReadBuffer(index, op->next);
 			if (mode == BUFFER_LOCK_EXCLUSIVE)
 			{
-				LockBuffer(next, mode);
+				/* coupled: the next page is locked before this one is let go */
+				next = tsk_getbuf(index, op->next, mode);
 				UnlockReleaseBuffer(buf);
 			}
 			else
 			{
+				BlockNumber nextblk = op->next;
+
 				UnlockReleaseBuffer(buf);
-				LockBuffer(next, mode);
+				next = tsk_getbuf(index, nextblk, mode);
 			}
 			buf = next;
-			tsk_check_page(index, buf);
 			page = BufferGetPage(buf);
 			op = TskPageGetOpaque(page);
 			if (TskPageIsDeleted(op))
@@ -1022,8 +1074,7 @@ restart:
 		child = tsk_choose_child(page, sk);
 		mode = (op->level == target + 1) ? target_mode : BUFFER_LOCK_SHARE;
 		UnlockReleaseBuffer(buf);
-		buf = ReadBuffer(index, child);
-		LockBuffer(buf, mode);
+		buf = tsk_getbuf(index, child, mode);
 	}
 }
 

@@ -184,11 +184,9 @@ typedef enum MergeSide
 static Buffer
 lock_leaf(Relation index, BlockNumber blkno)
 {
-	Buffer		buf = ReadBuffer(index, blkno);
+	Buffer		buf = tsk_getbuf(index, blkno, BUFFER_LOCK_EXCLUSIVE);
 	TskPageOpaque op;
 
-	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-	tsk_check_page(index, buf);
 	op = TskPageGetOpaque(BufferGetPage(buf));
 	if (op->level != 0 || TskPageIsDeleted(op))
 	{
@@ -269,9 +267,7 @@ delete_leaf(Relation index, BlockNumber blkno, BlockNumber *lone_parent)
 	bool		ok = false;
 
 	/* where the leaf is: a search key just below its high key */
-	buf = ReadBuffer(index, blkno);
-	LockBuffer(buf, BUFFER_LOCK_SHARE);
-	tsk_check_page(index, buf);
+	buf = tsk_getbuf(index, blkno, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
 	op = TskPageGetOpaque(page);
 	if (op->level != 0 || TskPageIsDeleted(op) || PageGetMaxOffsetNumber(page) >= TskFirstData(op))
@@ -425,11 +421,9 @@ done:
 static Buffer
 lock_internal(Relation index, BlockNumber blkno, uint16 level)
 {
-	Buffer		buf = ReadBuffer(index, blkno);
+	Buffer		buf = tsk_getbuf(index, blkno, BUFFER_LOCK_EXCLUSIVE);
 	TskPageOpaque op;
 
-	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-	tsk_check_page(index, buf);
 	op = TskPageGetOpaque(BufferGetPage(buf));
 	if (op->level != level || TskPageIsDeleted(op))
 	{
@@ -473,7 +467,7 @@ page_pivots(Page page, TskPivot *pivots)
 	int			n = 0;
 
 	if (PageGetMaxOffsetNumber(page) > TSK_MAX_ENTRIES_PER_PAGE)
-		tsk_corrupt("too many pivots");
+		tsk_corrupt(page, "too many pivots");
 	for (OffsetNumber off = TskFirstData(op); off <= PageGetMaxOffsetNumber(page); off++, n++)
 	{
 		tsk_pivot_read(page, off, &pivots[n]);
@@ -525,9 +519,7 @@ dissolve(Relation index, BlockNumber blkno, uint16 level, int depth)
 	CHECK_FOR_INTERRUPTS();
 	if (blkno == TSK_ROOT_BLKNO || depth > 16)
 		return false;
-	buf = ReadBuffer(index, blkno);
-	LockBuffer(buf, BUFFER_LOCK_SHARE);
-	tsk_check_page(index, buf);
+	buf = tsk_getbuf(index, blkno, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
 	op = TskPageGetOpaque(page);
 	if (op->level != level || TskPageIsDeleted(op) ||
@@ -571,8 +563,7 @@ again:
 	tsk_pivot_read(gpage, right ? off + 1 : off - 1, &pivot);
 
 	/* this level, left to right */
-	buf = ReadBuffer(index, blkno);
-	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	buf = tsk_getbuf(index, blkno, BUFFER_LOCK_SHARE);
 	lblk = TskPageGetOpaque(BufferGetPage(buf))->prev;
 	UnlockReleaseBuffer(buf);
 	buf = InvalidBuffer;

@@ -376,9 +376,7 @@ verify_index(PG_FUNCTION_ARGS)
 		corrupt(index, TSK_METAPAGE_BLKNO, "not a tskey metapage");
 	UnlockReleaseBuffer(buf);
 
-	buf = ReadBuffer(index, TSK_ROOT_BLKNO);
-	LockBuffer(buf, BUFFER_LOCK_SHARE);
-	tsk_check_page(index, buf);
+	buf = tsk_getbuf(index, TSK_ROOT_BLKNO, BUFFER_LOCK_SHARE);
 	level = TskPageGetOpaque(BufferGetPage(buf))->level;
 	if (TskPageGetOpaque(BufferGetPage(buf))->next != InvalidBlockNumber)
 		corrupt(index, TSK_ROOT_BLKNO, "the root has a right sibling");

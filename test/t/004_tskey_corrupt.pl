@@ -127,7 +127,10 @@ for my $k (@kinds)
 	($rc, $out, $err) = $node->psql('postgres', qq{
 		SET enable_seqscan = off; SET enable_bitmapscan = off;
 		SELECT count(*) FROM (SELECT n FROM c_$k WHERE pk OPERATOR(tablestore.>=) ''::tablestore.key ORDER BY pk, rk) s});
-	note("$k scan: " . ($err =~ /(ERROR:.*)/ ? substr($1, 0, 110) : 'no error (the scan did not reach the page)'));
+	note("$k scan: " . ($err =~ /(ERROR:.*)/ ? substr($1, 0, 140) : 'no error (the scan did not reach the page)'));
+	# a page that contradicts the layout is named: index and block
+	like($err, qr/corrupted tskey page, index "c_${k}_key" block \d+: /, "$k: the scan's error names the index and the block")
+	  if $err =~ /corrupted tskey page/;
 	is($node->safe_psql('postgres', 'SELECT 1'), '1', "$k: the server is up after the scan");
 }
 unlike(slurp_file($node->logfile), qr/terminated by signal|PANIC|TRAP/, 'no backend crashed');
