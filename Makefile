@@ -11,7 +11,7 @@ MODULE_big = tablestore
 OBJS_TSKEY = $(addprefix src/tskey/,handler.o page.o build.o insert.o scan.o \
 	vacuum.o verify.o xlog.o)
 OBJS_FILTER = $(addprefix src/filter/,parse.o format.o bind.o) src/edmtext.o
-OBJS_CORE = $(addprefix src/,tablestore.o errors.o edm.o key.o entity.o \
+OBJS_CORE = $(addprefix src/,module.o errors.o edm.o key.o entity.o \
 	entityjson.o subxact.o entityrel.o tables.o entityops.o entityspi.o \
 	entitywrite.o batch.o queryplan.o query.o)
 OBJS_ROUTER = $(addprefix src/,router.o routedcall.o)

@@ -6,7 +6,7 @@
  *	  RowKey) on PostgreSQL.
  *
  * Module map:
- *	  tablestore.c	module magic and _PG_init
+ *	  module.c		module magic and _PG_init
  *	  errors.c		the service error codes, their SQLSTATEs, error reporting
  *	  edm.c			Edm types: DateTime, Guid, Binary literals, ETags, UTF-16
  *	  key.c			the key type: text ordered by UTF-16 code unit

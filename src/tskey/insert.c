@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * insert.c
- *	  tskey index: insertion, the unique check, and page splits.
+ *	  tskey index: insertion, the unique check, page splits, and the pages
+ *	  splits take (reused deleted pages, or new ones).
  *
  * An insert descends with share locks and locks exclusively the first leaf
  * where its key can be; the unique check runs under that lock (every
@@ -19,7 +20,9 @@
 #include "postgres.h"
 
 #include "access/tableam.h"
+#include "access/xlog.h"
 #include "miscadmin.h"
+#include "storage/indexfsm.h"
 #include "storage/lmgr.h"
 #include "storage/predicate.h"
 #include "utils/memutils.h"
@@ -271,76 +274,6 @@ tskinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(cxt);
 	return is_unique;
-}
-
-/*
- * tsk_page_items: the items of a tree page (entries of a leaf, or pivots of
- * an internal page, as pivots whose child is unused) pointing into the
- * page.  Also returns each item's size in *sizes, for choosing a split
- * point.  (Also the replay of a split.)
- */
-int
-tsk_page_items(Page page, TskPivot *items, Size *sizes)
-{
-	TskPageOpaque op = TskPageGetOpaque(page);
-	int			n = 0;
-
-	if (op->level == 0)
-	{
-		TskEntry   *entries = palloc(TSK_MAX_ENTRIES_PER_PAGE * sizeof(TskEntry));
-		int			i;
-
-		n = tsk_leaf_entries(page, entries);
-		for (i = 0; i < n; i++)
-		{
-			items[i].child = InvalidBlockNumber;
-			items[i].key = entries[i];
-			sizes[i] = TSK_RUN_ENTRY_HDR + TSK_LEN(entries[i].rk.word);
-		}
-		pfree(entries);
-	}
-	else
-	{
-		OffsetNumber off;
-
-		if (PageGetMaxOffsetNumber(page) > TSK_MAX_ENTRIES_PER_PAGE)
-			tsk_corrupt(page, "too many pivots");
-		for (off = TskFirstData(op); off <= PageGetMaxOffsetNumber(page); off++, n++)
-		{
-			tsk_pivot_read(page, off, &items[n]);
-			sizes[n] = MAXALIGN(tsk_pivot_size(&items[n].key)) + sizeof(ItemIdData);
-		}
-	}
-	return n;
-}
-
-/*
- * tsk_fill_page: write items[0..n) and the high key (or none) onto a page
- * initialised with its level and links.  Both halves of a split always fit:
- * each holds at most what the page held.  (Also the replay of a split.)
- */
-void
-tsk_fill_page(Page page, const TskEntry *hikey, const TskPivot *items, int n)
-{
-	TskPageOpaque op = TskPageGetOpaque(page);
-	int			i;
-
-	if (op->level == 0)
-	{
-		TskEntry   *entries = palloc(Max(n, 1) * sizeof(TskEntry));
-
-		for (i = 0; i < n; i++)
-			entries[i] = items[i].key;
-		if (!tsk_leaf_encode(page, hikey, entries, n))
-			elog(ERROR, "tskey leaf split does not fit its page");
-		pfree(entries);
-		return;
-	}
-	if (hikey && !tsk_page_add_pivot(page, TSK_HIKEY, InvalidBlockNumber, hikey))
-		elog(ERROR, "tskey split high key does not fit its page");
-	for (i = 0; i < n; i++)
-		if (!tsk_page_add_pivot(page, InvalidOffsetNumber, items[i].child, &items[i].key))
-			elog(ERROR, "tskey internal split does not fit its page");
 }
 
 /*
@@ -630,4 +563,69 @@ restart:
 		UnlockReleaseBuffer(parent);
 		parent = buf;
 	}
+}
+
+/*
+ * log_reuse: before a deleted page is reused, make a hot standby cancel
+ * the queries that could still hold a link to it: those whose snapshot is
+ * older than the page's safexid (tsk_xlog_reuse).
+ */
+static void
+log_reuse(Relation index, BlockNumber blkno, Page page)
+{
+	TskDeletedData d;
+
+	if (!RelationNeedsWAL(index) || !XLogStandbyInfoActive() || PageIsNew(page))
+		return;
+	memcpy(&d, PageGetContents(page), sizeof(d));
+	tsk_xlog_reuse(index, blkno, d.safexid);
+}
+
+/*
+ * tsk_new_buffer: a page for a split, pinned and locked exclusively: a
+ * recyclable deleted page from the free space map (where VACUUM records
+ * them), or a new page at the end of the index.  The caller initialises it
+ * and logs it whole.  Free space map entries may be stale, so each page
+ * is checked under its lock; a page another backend has locked is passed
+ * over (the caller holds locks of its own).
+ */
+Buffer
+tsk_new_buffer(Relation index)
+{
+	bool		needLock = !RELATION_IS_LOCAL(index);
+	Buffer		buf;
+
+	for (;;)
+	{
+		BlockNumber blkno = GetFreeIndexPage(index);
+
+		if (blkno == InvalidBlockNumber)
+			break;
+		if (blkno <= TSK_ROOT_BLKNO || blkno >= RelationGetNumberOfBlocks(index))
+			continue;
+		buf = ReadBuffer(index, blkno);
+		if (ConditionalLockBuffer(buf))
+		{
+			Page		page = BufferGetPage(buf);
+
+			if (PageIsNew(page) ||
+				(PageGetSpecialSize(page) == MAXALIGN(sizeof(TskPageOpaqueData)) &&
+				 TskPageGetOpaque(page)->page_id == TSK_PAGE_ID &&
+				 tsk_page_recyclable(page)))
+			{
+				log_reuse(index, blkno, page);
+				return buf;
+			}
+			LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+		}
+		ReleaseBuffer(buf);
+	}
+
+	if (needLock)
+		LockRelationForExtension(index, ExclusiveLock);
+	buf = ReadBuffer(index, P_NEW);
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	if (needLock)
+		UnlockRelationForExtension(index, ExclusiveLock);
+	return buf;
 }

@@ -2,7 +2,9 @@
  *
  * page.c
  *	  tskey index: the stored form of keys and their order, the layout of
- *	  pages (pivots, high keys, leaf runs) and the descent of the tree.
+ *	  pages (pivots, high keys, leaf runs), the descent of the tree, and the
+ *	  page rewrites that both a change and its WAL replay make (a split's
+ *	  halves, a vacuumed leaf), so that xlog.c needs nothing above this file.
  *
  * Keys are stored in the shorter of UTF-8 and UTF-16BE so that a key of 512
  * UTF-16 code units never takes more than 1,024 bytes; the order of stored
@@ -19,7 +21,6 @@
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
-#include "storage/indexfsm.h"
 #include "storage/lmgr.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
@@ -1116,66 +1117,106 @@ tsk_page_recyclable(Page page)
 }
 
 /*
- * log_reuse: before a deleted page is reused, make a hot standby cancel
- * the queries that could still hold a link to it: those whose snapshot is
- * older than the page's safexid (tsk_xlog_reuse).
+ * tsk_page_items: the items of a tree page (entries of a leaf, or pivots of
+ * an internal page, as pivots whose child is unused) pointing into the
+ * page.  Also returns each item's size in *sizes, for choosing a split
+ * point.  (Also the replay of a split.)
  */
-static void
-log_reuse(Relation index, BlockNumber blkno, Page page)
+int
+tsk_page_items(Page page, TskPivot *items, Size *sizes)
 {
-	TskDeletedData d;
+	TskPageOpaque op = TskPageGetOpaque(page);
+	int			n = 0;
 
-	if (!RelationNeedsWAL(index) || !XLogStandbyInfoActive() || PageIsNew(page))
-		return;
-	memcpy(&d, PageGetContents(page), sizeof(d));
-	tsk_xlog_reuse(index, blkno, d.safexid);
+	if (op->level == 0)
+	{
+		TskEntry   *entries = palloc(TSK_MAX_ENTRIES_PER_PAGE * sizeof(TskEntry));
+		int			i;
+
+		n = tsk_leaf_entries(page, entries);
+		for (i = 0; i < n; i++)
+		{
+			items[i].child = InvalidBlockNumber;
+			items[i].key = entries[i];
+			sizes[i] = TSK_RUN_ENTRY_HDR + TSK_LEN(entries[i].rk.word);
+		}
+		pfree(entries);
+	}
+	else
+	{
+		OffsetNumber off;
+
+		if (PageGetMaxOffsetNumber(page) > TSK_MAX_ENTRIES_PER_PAGE)
+			tsk_corrupt(page, "too many pivots");
+		for (off = TskFirstData(op); off <= PageGetMaxOffsetNumber(page); off++, n++)
+		{
+			tsk_pivot_read(page, off, &items[n]);
+			sizes[n] = MAXALIGN(tsk_pivot_size(&items[n].key)) + sizeof(ItemIdData);
+		}
+	}
+	return n;
 }
 
 /*
- * tsk_new_buffer: a page for a split, pinned and locked exclusively: a
- * recyclable deleted page from the free space map (where VACUUM records
- * them), or a new page at the end of the index.  The caller initialises it
- * and logs it whole.  Free space map entries may be stale, so each page
- * is checked under its lock; a page another backend has locked is passed
- * over (the caller holds locks of its own).
+ * tsk_fill_page: write items[0..n) and the high key (or none) onto a page
+ * initialised with its level and links.  Both halves of a split always fit:
+ * each holds at most what the page held.  (Also the replay of a split.)
  */
-Buffer
-tsk_new_buffer(Relation index)
+void
+tsk_fill_page(Page page, const TskEntry *hikey, const TskPivot *items, int n)
 {
-	bool		needLock = !RELATION_IS_LOCAL(index);
-	Buffer		buf;
+	TskPageOpaque op = TskPageGetOpaque(page);
+	int			i;
 
-	for (;;)
+	if (op->level == 0)
 	{
-		BlockNumber blkno = GetFreeIndexPage(index);
+		TskEntry   *entries = palloc(Max(n, 1) * sizeof(TskEntry));
 
-		if (blkno == InvalidBlockNumber)
-			break;
-		if (blkno <= TSK_ROOT_BLKNO || blkno >= RelationGetNumberOfBlocks(index))
-			continue;
-		buf = ReadBuffer(index, blkno);
-		if (ConditionalLockBuffer(buf))
-		{
-			Page		page = BufferGetPage(buf);
-
-			if (PageIsNew(page) ||
-				(PageGetSpecialSize(page) == MAXALIGN(sizeof(TskPageOpaqueData)) &&
-				 TskPageGetOpaque(page)->page_id == TSK_PAGE_ID &&
-				 tsk_page_recyclable(page)))
-			{
-				log_reuse(index, blkno, page);
-				return buf;
-			}
-			LockBuffer(buf, BUFFER_LOCK_UNLOCK);
-		}
-		ReleaseBuffer(buf);
+		for (i = 0; i < n; i++)
+			entries[i] = items[i].key;
+		if (!tsk_leaf_encode(page, hikey, entries, n))
+			elog(ERROR, "tskey leaf split does not fit its page");
+		pfree(entries);
+		return;
 	}
+	if (hikey && !tsk_page_add_pivot(page, TSK_HIKEY, InvalidBlockNumber, hikey))
+		elog(ERROR, "tskey split high key does not fit its page");
+	for (i = 0; i < n; i++)
+		if (!tsk_page_add_pivot(page, InvalidOffsetNumber, items[i].child, &items[i].key))
+			elog(ERROR, "tskey internal split does not fit its page");
+}
 
-	if (needLock)
-		LockRelationForExtension(index, ExclusiveLock);
-	buf = ReadBuffer(index, P_NEW);
-	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-	if (needLock)
-		UnlockRelationForExtension(index, ExclusiveLock);
-	return buf;
+/*
+ * tsk_vacuum_page: rewrite a leaf compactly without the entries at the
+ * given positions (in key order, ascending).  VACUUM and its replay.
+ */
+void
+tsk_vacuum_page(Page page, const uint16 *removed, int nremoved)
+{
+	TskPageOpaque op = TskPageGetOpaque(page);
+	TskEntry   *entries = palloc(TSK_MAX_ENTRIES_PER_PAGE * sizeof(TskEntry));
+	TskEntry   *kept = palloc(TSK_MAX_ENTRIES_PER_PAGE * sizeof(TskEntry));
+	int			n = tsk_leaf_entries(page, entries);
+	int			nkept = 0,
+				r = 0;
+	PGAlignedBlock scratch;
+	TskPivot	hikey;
+
+	for (int i = 0; i < n; i++)
+	{
+		if (r < nremoved && removed[r] == i)
+			r++;
+		else
+			kept[nkept++] = entries[i];
+	}
+	if (r != nremoved)
+		elog(ERROR, "tskey vacuum: entries to remove not on the page");
+	if (!TskPageIsRightmost(op))
+		tsk_pivot_read(page, TSK_HIKEY, &hikey);
+	memcpy(scratch.data, page, BLCKSZ);
+	if (!tsk_leaf_encode((Page) scratch.data, TskPageIsRightmost(op) ? NULL : &hikey.key, kept, nkept))
+		elog(ERROR, "tskey vacuum: page no longer fits");
+	memcpy(page, scratch.data, BLCKSZ);
+	pfree(entries);
+	pfree(kept);
 }

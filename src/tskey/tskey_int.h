@@ -314,7 +314,9 @@ extern Buffer tsk_descend(Relation index, const TskSearchKey *sk, bool exclusive
 extern Buffer tsk_descend_level(Relation index, const TskSearchKey *sk, uint16 target, bool exclusive);
 extern void tsk_init_deleted(Page page, BlockNumber prev, BlockNumber next, FullTransactionId safexid);
 extern bool tsk_page_recyclable(Page page);
-extern Buffer tsk_new_buffer(Relation index);
+extern int	tsk_page_items(Page page, TskPivot *items, Size *sizes);
+extern void tsk_fill_page(Page page, const TskEntry *hikey, const TskPivot *items, int n);
+extern void tsk_vacuum_page(Page page, const uint16 *removed, int nremoved);
 
 /* build.c */
 extern IndexBuildResult *tskbuild(Relation heap, Relation index, IndexInfo *indexInfo);
@@ -325,8 +327,7 @@ extern bool tskinsert(Relation index, Datum *values, bool *isnull, ItemPointer h
 					  Relation heap, IndexUniqueCheck checkUnique, bool indexUnchanged,
 					  IndexInfo *indexInfo);
 extern void tsk_split_pass(Relation index, const TskEntry *e);
-extern int	tsk_page_items(Page page, TskPivot *items, Size *sizes);
-extern void tsk_fill_page(Page page, const TskEntry *hikey, const TskPivot *items, int n);
+extern Buffer tsk_new_buffer(Relation index);
 
 /* scan.c */
 extern IndexScanDesc tskbeginscan(Relation index, int nkeys, int norderbys);
@@ -339,6 +340,5 @@ extern void tskendscan(IndexScanDesc scan);
 extern IndexBulkDeleteResult *tskbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 											IndexBulkDeleteCallback callback, void *callback_state);
 extern IndexBulkDeleteResult *tskvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats);
-extern void tsk_vacuum_page(Page page, const uint16 *removed, int nremoved);
 
 #endif							/* TSKEY_INT_H */

@@ -54,41 +54,6 @@ leftmost_leaf(Relation index)
 }
 
 /*
- * tsk_vacuum_page: rewrite a leaf compactly without the entries at the
- * given positions (in key order, ascending).  VACUUM and its replay.
- */
-void
-tsk_vacuum_page(Page page, const uint16 *removed, int nremoved)
-{
-	TskPageOpaque op = TskPageGetOpaque(page);
-	TskEntry   *entries = palloc(TSK_MAX_ENTRIES_PER_PAGE * sizeof(TskEntry));
-	TskEntry   *kept = palloc(TSK_MAX_ENTRIES_PER_PAGE * sizeof(TskEntry));
-	int			n = tsk_leaf_entries(page, entries);
-	int			nkept = 0,
-				r = 0;
-	PGAlignedBlock scratch;
-	TskPivot	hikey;
-
-	for (int i = 0; i < n; i++)
-	{
-		if (r < nremoved && removed[r] == i)
-			r++;
-		else
-			kept[nkept++] = entries[i];
-	}
-	if (r != nremoved)
-		elog(ERROR, "tskey vacuum: entries to remove not on the page");
-	if (!TskPageIsRightmost(op))
-		tsk_pivot_read(page, TSK_HIKEY, &hikey);
-	memcpy(scratch.data, page, BLCKSZ);
-	if (!tsk_leaf_encode((Page) scratch.data, TskPageIsRightmost(op) ? NULL : &hikey.key, kept, nkept))
-		elog(ERROR, "tskey vacuum: page no longer fits");
-	memcpy(page, scratch.data, BLCKSZ);
-	pfree(entries);
-	pfree(kept);
-}
-
-/*
  * vacuum_leaves: walk the leaves, removing the entries callback names (if
  * any), counting the rest.
  */

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * tablestore.c
+ * module.c
  *	  Module entry point of the tablestore extension.
  *
  * _PG_init registers the WAL resource manager of the tskey index when the
