@@ -141,7 +141,7 @@ for my $k (@kinds)
 	note("$k scan: " . ($err =~ /(ERROR:.*)/ ? substr($1, 0, 140) : 'no error (the scan did not reach the page)'));
 	# a page that contradicts the layout is named: index and block
 	like($err, qr/corrupted tskey page, index "c_${k}_key" block \d+: /, "$k: the scan's error names the index and the block")
-	  if $err =~ /corrupted tskey page/;
+	  if $err =~ /corrupted tskey (index )?page/;
 	is($node->safe_psql('postgres', 'SELECT 1'), '1', "$k: the server is up after the scan");
 }
 # heapallindexed finds the heap tuple without an entry, which the light
