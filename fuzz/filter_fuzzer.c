@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "filter.h"
+#include "filter/filter.h"
 
 typedef struct Arena
 {

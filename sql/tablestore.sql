@@ -100,9 +100,11 @@ CREATE OPERATOR CLASS tablestore.key_tskey_ops DEFAULT FOR TYPE tablestore.key U
 	OPERATOR 4 tablestore.>= , OPERATOR 5 tablestore.> ,
 	FUNCTION 1 tablestore.key_cmp(tablestore.key, tablestore.key);
 
-CREATE FUNCTION tablestore.verify_index(index regclass) RETURNS void
+-- verify_index: the light and parent checks and heapallindexed (issue 25)
+CREATE FUNCTION tablestore.verify_index(index regclass, parent_check boolean DEFAULT true,
+										heapallindexed boolean DEFAULT false) RETURNS void
 	AS 'MODULE_PATHNAME', 'verify_index' LANGUAGE C VOLATILE STRICT;
-COMMENT ON FUNCTION tablestore.verify_index(regclass) IS 'check a tskey index: page invariants, key order, links, uniqueness, one entry per live tuple';
+COMMENT ON FUNCTION tablestore.verify_index(regclass, boolean, boolean) IS 'check a tskey index: page invariants, key order, links; with parent_check (ShareLock) levels, uniqueness, one entry per live tuple; with heapallindexed every heap tuple''s entry';
 
 -- The catalog of tables: the name as created, and its entity relation.
 CREATE TABLE tablestore.tables (

@@ -90,7 +90,7 @@
 #include "utils/syscache.h"
 
 #include "tablestore.h"
-#include "filter.h"
+#include "filter/filter.h"
 
 /* the advisory lock key (first half) of the partition locks: "tsrp" */
 #define ROUTER_LOCK_KEY	0x74737270

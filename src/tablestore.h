@@ -6,7 +6,7 @@
  *	  RowKey) on PostgreSQL.
  *
  * Module map:
- *	  tablestore.c	module magic and _PG_init
+ *	  module.c		module magic and _PG_init
  *	  errors.c		the service error codes, their SQLSTATEs, error reporting
  *	  edm.c			Edm types: DateTime, Guid, Binary literals, ETags, UTF-16
  *	  key.c			the key type: text ordered by UTF-16 code unit
@@ -21,9 +21,11 @@
  *	  entitywrite.c	the direct write path: the table and index access methods
  *	  entityjson.c	entities as JSON text, straight from the stored row
  *	  batch.c		entity group transactions
- *	  filter_parse.c, filter_format.c, edmtext.c
- *					the $filter parser in plain C (filter.h, edmtext.h)
- *	  filterbind.c	parsing with the service's errors, evaluation on entities
+ *	  filter/		the $filter language: parse.c, format.c (with edmtext.c)
+ *					the parser in plain C (filter/filter.h, edmtext.h);
+ *					bind.c parsing with the service's errors, evaluation
+ *					on entities
+ *	  tskey/		the tskey index access method (tskey/tskey.h)
  *	  queryplan.c	access path of a filter: point, range, scans; explain
  *	  query.c		query_entities, query_entities_page, explain_query,
  *					list_tables: scans of the key index
@@ -45,7 +47,7 @@
 #include "utils/snapshot.h"
 #include "utils/timestamp.h"
 
-#include "filter.h"
+#include "filter/filter.h"
 
 #if PG_VERSION_NUM >= 160000
 #define TS_FUNCTION_PREFIX
@@ -282,7 +284,7 @@ extern bool ts_direct_usable(Oid relid, TsOpKind kind);
 extern void ts_direct_apply(TsEntityRel *rel, TsOpKind kind, TsEntity *e, bool conditional,
 							int64 ticks, TsOpResult *result);
 
-/* filterbind.c: the $filter language bound to PostgreSQL */
+/* filter/bind.c: the $filter language bound to PostgreSQL */
 
 /*
  * What a filter is evaluated against: an entity (keys, Timestamp, stored

@@ -19,7 +19,9 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use TablestoreNode;
 
-my @kinds = qw(runcount pklen rklen lpoff upper cycle nextbad downlink zeroed utf16odd badkey);
+my @kinds = qw(runcount pklen rklen lpoff upper cycle nextbad downlink zeroed utf16odd badkey tid);
+# kind tid: a heap tuple whose entry is lost (its TID changed), the heap TID lost
+my $lost_tid;
 my $node = ts_node('corrupt');
 $node->append_conf('postgresql.conf', qq{
 autovacuum = off
@@ -104,6 +106,15 @@ sub corrupt
 		my $utf16 = unpack('v', substr($lpage, $off, 2)) & 0x8000;
 		substr($lpage, $off + 4, 1) = $utf16 ? "\xDC" : "\xFF";
 	}
+	elsif ($kind eq 'tid')
+	{
+		# the first entry's heap TID made one no tuple has: a well-formed
+		# index that lacks the entry of a heap tuple
+		my $pklen = unpack('v', substr($lpage, $off, 2)) & 0x7FFF;
+		my ($hi, $lo, $pos) = unpack('v v v', substr($lpage, $off + 4 + $pklen, 6));
+		$lost_tid = '(' . (($hi << 16) | $lo) . ",$pos)";
+		substr($lpage, $off + 4 + $pklen + 4, 2) = pack('v', 0x7FFF);
+	}
 	elsif ($kind eq 'downlink')
 	{
 		my $root = $page->(1);
@@ -127,9 +138,19 @@ for my $k (@kinds)
 	($rc, $out, $err) = $node->psql('postgres', qq{
 		SET enable_seqscan = off; SET enable_bitmapscan = off;
 		SELECT count(*) FROM (SELECT n FROM c_$k WHERE pk OPERATOR(tablestore.>=) ''::tablestore.key ORDER BY pk, rk) s});
-	note("$k scan: " . ($err =~ /(ERROR:.*)/ ? substr($1, 0, 110) : 'no error (the scan did not reach the page)'));
+	note("$k scan: " . ($err =~ /(ERROR:.*)/ ? substr($1, 0, 140) : 'no error (the scan did not reach the page)'));
+	# a page that contradicts the layout is named: index and block
+	like($err, qr/corrupted tskey page, index "c_${k}_key" block \d+: /, "$k: the scan's error names the index and the block")
+	  if $err =~ /corrupted tskey (index )?page/;
 	is($node->safe_psql('postgres', 'SELECT 1'), '1', "$k: the server is up after the scan");
 }
+# heapallindexed finds the heap tuple without an entry, which the light
+# check alone (structure only) does not see
+my ($rc, $out, $err) = $node->psql('postgres', "SELECT tablestore.verify_index('c_tid_key', false)");
+is($rc, 0, 'tid: the light check finds the structure sound') or diag($err);
+($rc, $out, $err) = $node->psql('postgres', "\\set VERBOSITY verbose\nSELECT tablestore.verify_index('c_tid_key', false, true)");
+like($err, qr/ERROR:  XX002: index "c_tid_key": heap tuple \Q$lost_tid\E with keys \(.*\) has no index entry/,
+	"tid: heapallindexed names the heap tuple $lost_tid without an entry");
 unlike(slurp_file($node->logfile), qr/terminated by signal|PANIC|TRAP/, 'no backend crashed');
 $node->stop;
 done_testing();

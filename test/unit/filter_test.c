@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * filter_test.c
- *	  Unit tests of the $filter parser (src/filter_parse.c), built and run
+ *	  Unit tests of the $filter parser (src/filter/parse.c), built and run
  *	  outside the server by tools/run-tests.sh.  Each case is a filter and
  *	  either its canonical form (filter_format) or the error kind and
  *	  position the parser must report.
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "filter.h"
+#include "filter/filter.h"
 
 typedef struct Arena
 {

@@ -3,8 +3,10 @@
  * filter.h
  *	  The OData $filter language of the Table service: the tree the parser
  *	  builds.  Plain C with no PostgreSQL headers, so that the parser can be
- *	  unit-tested and fuzzed outside the server; filterbind.c (to come with
- *	  query_entities) binds the tree to PostgreSQL.
+ *	  unit-tested and fuzzed outside the server.  The component src/filter/:
+ *	  parse.c (lexer and parser) and format.c (canonical text), plain C with
+ *	  ../edmtext.c; bind.c binds the tree to PostgreSQL (ts_filter_parse and
+ *	  the evaluation, declared in tablestore.h).
  *
  *-------------------------------------------------------------------------
  */
@@ -105,7 +107,7 @@ typedef enum FilterErrorKind
 
 /*
  * The most bytes of the filter's text that an error message echoes (the
- * server's TS_ECHO_LIMIT, which filterbind.c checks it equals): a longer
+ * server's TS_ECHO_LIMIT, which bind.c checks it equals): a longer
  * piece is cut at a character boundary and marked "...".
  */
 #define FILTER_ECHO_LIMIT	100

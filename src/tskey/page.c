@@ -1,29 +1,34 @@
 /*-------------------------------------------------------------------------
  *
- * tsindexpage.c
+ * page.c
  *	  tskey index: the stored form of keys and their order, the layout of
- *	  pages (pivots, high keys, leaf runs) and the descent of the tree.
+ *	  pages (pivots, high keys, leaf runs), the descent of the tree, and the
+ *	  page rewrites that both a change and its WAL replay make (a split's
+ *	  halves, a vacuumed leaf), so that xlog.c needs nothing above this file.
  *
  * Keys are stored in the shorter of UTF-8 and UTF-16BE so that a key of 512
  * UTF-16 code units never takes more than 1,024 bytes; the order of stored
  * keys is the service's, ordinal by UTF-16 code unit, whatever the two
  * encodings.  Items are read and written with memcpy: their fields are not
- * aligned.  See doc/index-am.md.
+ * aligned.  See src/tskey/README.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "access/xloginsert.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
-#include "storage/indexfsm.h"
+#include "storage/bufmgr.h"
 #include "storage/lmgr.h"
+#include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/relfilenodemap.h"
 #include "utils/snapmgr.h"
 
 #include "tablestore.h"
-#include "tsindex.h"
+#include "tskey_int.h"
 
 /*
  * A cursor over the UTF-16 code units of a stored key, whichever its
@@ -377,16 +382,61 @@ tsk_check_page(Relation index, Buffer buf)
 }
 
 /*
+ * tsk_getbuf: read block blkno of the index, lock it in mode
+ * (BUFFER_LOCK_SHARE or BUFFER_LOCK_EXCLUSIVE), and check that it is a tree
+ * page before anything of it is interpreted.  Every page reached by a link
+ * is read through here (as nbtree's _bt_getbuf), so that no unchecked
+ * page is ever read.
+ */
+Buffer
+tsk_getbuf(Relation index, BlockNumber blkno, int mode)
+{
+	Buffer		buf = ReadBuffer(index, blkno);
+
+	LockBuffer(buf, mode);
+	tsk_check_page(index, buf);
+	return buf;
+}
+
+/*
  * tsk_corrupt: raise the error of a page whose bytes contradict the
- * layout.  Pages are read only through checked accessors (tsk_check_page,
- * tsk_item, run_parse, tsk_pivot_read), so that corrupt bytes give this
- * error rather than reads or writes out of bounds.
+ * layout, naming the index and the block.  Pages are read only through
+ * checked accessors (tsk_check_page, tsk_item, run_parse, tsk_pivot_read),
+ * so that corrupt bytes give this error rather than reads or writes out of
+ * bounds.  at is any address inside the page: the accessors see pages, not
+ * buffers, so the block is found from where the page lies in the shared
+ * buffer pool (a private copy of a page, as a scan or generic WAL makes
+ * one, cannot be named).
  */
 void
-tsk_corrupt(const char *what)
+tsk_corrupt(const void *at, const char *what)
 {
+	const char *p = (const char *) at;
+	char	   *where = NULL;
+
+	if (p >= BufferBlocks && p < BufferBlocks + (Size) NBuffers * BLCKSZ)
+	{
+		Buffer		buf = (Buffer) ((p - BufferBlocks) / BLCKSZ) + 1;
+		RelFileNode rnode;
+		ForkNumber	fork;
+		BlockNumber blkno;
+		Oid			relid = InvalidOid;
+		char	   *name = NULL;
+
+		BufferGetTag(buf, &rnode, &fork, &blkno);
+		if (IsTransactionState())
+			relid = RelidByRelfilenode(rnode.spcNode, rnode.relNode);
+		if (OidIsValid(relid))
+			name = get_rel_name(relid);
+		if (name)
+			where = psprintf("index \"%s\" block %u", name, blkno);
+		else
+			where = psprintf("index %s block %u", relpathperm(rnode, fork), blkno);
+	}
 	ereport(ERROR,
 			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 where ?
+			 errmsg("corrupted tskey page, %s: %s", where, what) :
 			 errmsg("corrupted tskey index page: %s", what),
 			 errhint("Please REINDEX it.")));
 }
@@ -403,11 +453,11 @@ tsk_item(Page page, OffsetNumber off, Size *len)
 	ItemId		id;
 
 	if (off < FirstOffsetNumber || off > PageGetMaxOffsetNumber(page))
-		tsk_corrupt("item number out of range");
+		tsk_corrupt(page, "item number out of range");
 	id = PageGetItemId(page, off);
 	if (!ItemIdIsNormal(id) || ItemIdGetOffset(id) < ph->pd_upper ||
 		ItemIdGetOffset(id) + ItemIdGetLength(id) > ph->pd_special)
-		tsk_corrupt("line pointer out of range");
+		tsk_corrupt(page, "line pointer out of range");
 	*len = ItemIdGetLength(id);
 	return (const char *) page + ItemIdGetOffset(id);
 }
@@ -425,7 +475,11 @@ tsk_walk_step(Relation index, TskWalk *walk)
 	{
 		walk->limit = 2 * RelationGetNumberOfBlocks(index) + 64;
 		if (walk->steps > walk->limit)
-			tsk_corrupt("a cycle of sibling links");
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("corrupted tskey index \"%s\": a cycle of sibling links",
+							RelationGetRelationName(index)),
+					 errhint("Please REINDEX it.")));
 	}
 }
 
@@ -469,7 +523,7 @@ tsk_pivot_read(Page page, OffsetNumber off, TskPivot *pivot)
 	const char *p = tsk_item(page, off, &len);
 
 	if (len < TSK_PIVOT_HDR)
-		tsk_corrupt("pivot too short");
+		tsk_corrupt(page, "pivot too short");
 	memcpy(&pivot->child, p, 4);
 	memcpy(&pivot->key.tid, p + 4, 6);
 	memcpy(&pivot->key.pk.word, p + 10, 2);
@@ -478,7 +532,7 @@ tsk_pivot_read(Page page, OffsetNumber off, TskPivot *pivot)
 	pivot->key.rk.data = p + TSK_PIVOT_HDR + TSK_LEN(pivot->key.pk.word);
 	if (!key_ok(pivot->key.pk.word) || !key_ok(pivot->key.rk.word) ||
 		(Size) (TSK_PIVOT_HDR + TSK_LEN(pivot->key.pk.word) + TSK_LEN(pivot->key.rk.word)) != len)
-		tsk_corrupt("pivot keys do not match its length");
+		tsk_corrupt(page, "pivot keys do not match its length");
 }
 
 /* tsk_page_add_pivot: add a pivot at off; false if it does not fit. */
@@ -514,27 +568,27 @@ run_parse(const char *p, Size len, TskEntry *entries, int max)
 	int			i;
 
 	if (len < TSK_RUN_HDR)
-		tsk_corrupt("run too short");
+		tsk_corrupt(p, "run too short");
 	memcpy(&pk.word, p, 2);
 	memcpy(&n, p + 2, 2);
 	if (n < 1 || n > max || !key_ok(pk.word) || (Size) (TSK_RUN_HDR + TSK_LEN(pk.word)) > len)
-		tsk_corrupt("run header does not match the run");
+		tsk_corrupt(p, "run header does not match the run");
 	pk.data = p + TSK_RUN_HDR;
 	q = pk.data + TSK_LEN(pk.word);
 	for (i = 0; i < n; i++)
 	{
 		if (end - q < TSK_RUN_ENTRY_HDR)
-			tsk_corrupt("run entries do not match the run's length");
+			tsk_corrupt(p, "run entries do not match the run's length");
 		entries[i].pk = pk;
 		memcpy(&entries[i].tid, q, 6);
 		memcpy(&entries[i].rk.word, q + 6, 2);
 		entries[i].rk.data = q + TSK_RUN_ENTRY_HDR;
 		if (!key_ok(entries[i].rk.word) || end - entries[i].rk.data < TSK_LEN(entries[i].rk.word))
-			tsk_corrupt("run entries do not match the run's length");
+			tsk_corrupt(p, "run entries do not match the run's length");
 		q += TSK_RUN_ENTRY_HDR + TSK_LEN(entries[i].rk.word);
 	}
 	if (q != end)
-		tsk_corrupt("run entries do not match the run's length");
+		tsk_corrupt(p, "run entries do not match the run's length");
 	return n;
 }
 
@@ -712,16 +766,16 @@ run_first(Page page, OffsetNumber off, TskEntry *e)
 	const char *p = tsk_item(page, off, &len);
 
 	if (len < TSK_RUN_HDR)
-		tsk_corrupt("run too short");
+		tsk_corrupt(page, "run too short");
 	memcpy(&e->pk.word, p, 2);
 	if (!key_ok(e->pk.word) || (Size) (TSK_RUN_HDR + TSK_LEN(e->pk.word) + TSK_RUN_ENTRY_HDR) > len)
-		tsk_corrupt("run header does not match the run");
+		tsk_corrupt(page, "run header does not match the run");
 	e->pk.data = p + TSK_RUN_HDR;
 	memcpy(&e->tid, e->pk.data + TSK_LEN(e->pk.word), 6);
 	memcpy(&e->rk.word, e->pk.data + TSK_LEN(e->pk.word) + 6, 2);
 	e->rk.data = e->pk.data + TSK_LEN(e->pk.word) + TSK_RUN_ENTRY_HDR;
 	if (!key_ok(e->rk.word) || (Size) ((e->rk.data - p) + TSK_LEN(e->rk.word)) > len)
-		tsk_corrupt("run entries do not match the run's length");
+		tsk_corrupt(page, "run entries do not match the run's length");
 }
 
 /*
@@ -952,16 +1006,14 @@ tsk_descend_level(Relation index, const TskSearchKey *sk, uint16 target, bool ex
 
 restart:
 	CHECK_FOR_INTERRUPTS();
-	buf = ReadBuffer(index, TSK_ROOT_BLKNO);
 	mode = BUFFER_LOCK_SHARE;
-	LockBuffer(buf, mode);
+	buf = tsk_getbuf(index, TSK_ROOT_BLKNO, mode);
 	for (;;)
 	{
 		Page		page;
 		TskPageOpaque op;
 		BlockNumber child;
 
-		tsk_check_page(index, buf);
 		page = BufferGetPage(buf);
 		op = TskPageGetOpaque(page);
 		if (TskPageIsDeleted(op))
@@ -975,19 +1027,20 @@ restart:
 			Buffer		next;
 
 			tsk_walk_step(index, &walk);
-			next = ReadBuffer(index, op->next);
 			if (mode == BUFFER_LOCK_EXCLUSIVE)
 			{
-				LockBuffer(next, mode);
+				/* coupled: the next page is locked before this one is let go */
+				next = tsk_getbuf(index, op->next, mode);
 				UnlockReleaseBuffer(buf);
 			}
 			else
 			{
+				BlockNumber nextblk = op->next;
+
 				UnlockReleaseBuffer(buf);
-				LockBuffer(next, mode);
+				next = tsk_getbuf(index, nextblk, mode);
 			}
 			buf = next;
-			tsk_check_page(index, buf);
 			page = BufferGetPage(buf);
 			op = TskPageGetOpaque(page);
 			if (TskPageIsDeleted(op))
@@ -1022,8 +1075,7 @@ restart:
 		child = tsk_choose_child(page, sk);
 		mode = (op->level == target + 1) ? target_mode : BUFFER_LOCK_SHARE;
 		UnlockReleaseBuffer(buf);
-		buf = ReadBuffer(index, child);
-		LockBuffer(buf, mode);
+		buf = tsk_getbuf(index, child, mode);
 	}
 }
 
@@ -1065,66 +1117,106 @@ tsk_page_recyclable(Page page)
 }
 
 /*
- * log_reuse: before a deleted page is reused, make a hot standby cancel
- * the queries that could still hold a link to it: those whose snapshot is
- * older than the page's safexid (tsk_xlog_reuse).
+ * tsk_page_items: the items of a tree page (entries of a leaf, or pivots of
+ * an internal page, as pivots whose child is unused) pointing into the
+ * page.  Also returns each item's size in *sizes, for choosing a split
+ * point.  (Also the replay of a split.)
  */
-static void
-log_reuse(Relation index, BlockNumber blkno, Page page)
+int
+tsk_page_items(Page page, TskPivot *items, Size *sizes)
 {
-	TskDeletedData d;
+	TskPageOpaque op = TskPageGetOpaque(page);
+	int			n = 0;
 
-	if (!RelationNeedsWAL(index) || !XLogStandbyInfoActive() || PageIsNew(page))
-		return;
-	memcpy(&d, PageGetContents(page), sizeof(d));
-	tsk_xlog_reuse(index, blkno, d.safexid);
+	if (op->level == 0)
+	{
+		TskEntry   *entries = palloc(TSK_MAX_ENTRIES_PER_PAGE * sizeof(TskEntry));
+		int			i;
+
+		n = tsk_leaf_entries(page, entries);
+		for (i = 0; i < n; i++)
+		{
+			items[i].child = InvalidBlockNumber;
+			items[i].key = entries[i];
+			sizes[i] = TSK_RUN_ENTRY_HDR + TSK_LEN(entries[i].rk.word);
+		}
+		pfree(entries);
+	}
+	else
+	{
+		OffsetNumber off;
+
+		if (PageGetMaxOffsetNumber(page) > TSK_MAX_ENTRIES_PER_PAGE)
+			tsk_corrupt(page, "too many pivots");
+		for (off = TskFirstData(op); off <= PageGetMaxOffsetNumber(page); off++, n++)
+		{
+			tsk_pivot_read(page, off, &items[n]);
+			sizes[n] = MAXALIGN(tsk_pivot_size(&items[n].key)) + sizeof(ItemIdData);
+		}
+	}
+	return n;
 }
 
 /*
- * tsk_new_buffer: a page for a split, pinned and locked exclusively: a
- * recyclable deleted page from the free space map (where VACUUM records
- * them), or a new page at the end of the index.  The caller initialises it
- * and logs it whole.  Free space map entries may be stale, so each page
- * is checked under its lock; a page another backend has locked is passed
- * over (the caller holds locks of its own).
+ * tsk_fill_page: write items[0..n) and the high key (or none) onto a page
+ * initialised with its level and links.  Both halves of a split always fit:
+ * each holds at most what the page held.  (Also the replay of a split.)
  */
-Buffer
-tsk_new_buffer(Relation index)
+void
+tsk_fill_page(Page page, const TskEntry *hikey, const TskPivot *items, int n)
 {
-	bool		needLock = !RELATION_IS_LOCAL(index);
-	Buffer		buf;
+	TskPageOpaque op = TskPageGetOpaque(page);
+	int			i;
 
-	for (;;)
+	if (op->level == 0)
 	{
-		BlockNumber blkno = GetFreeIndexPage(index);
+		TskEntry   *entries = palloc(Max(n, 1) * sizeof(TskEntry));
 
-		if (blkno == InvalidBlockNumber)
-			break;
-		if (blkno <= TSK_ROOT_BLKNO || blkno >= RelationGetNumberOfBlocks(index))
-			continue;
-		buf = ReadBuffer(index, blkno);
-		if (ConditionalLockBuffer(buf))
-		{
-			Page		page = BufferGetPage(buf);
-
-			if (PageIsNew(page) ||
-				(PageGetSpecialSize(page) == MAXALIGN(sizeof(TskPageOpaqueData)) &&
-				 TskPageGetOpaque(page)->page_id == TSK_PAGE_ID &&
-				 tsk_page_recyclable(page)))
-			{
-				log_reuse(index, blkno, page);
-				return buf;
-			}
-			LockBuffer(buf, BUFFER_LOCK_UNLOCK);
-		}
-		ReleaseBuffer(buf);
+		for (i = 0; i < n; i++)
+			entries[i] = items[i].key;
+		if (!tsk_leaf_encode(page, hikey, entries, n))
+			elog(ERROR, "tskey leaf split does not fit its page");
+		pfree(entries);
+		return;
 	}
+	if (hikey && !tsk_page_add_pivot(page, TSK_HIKEY, InvalidBlockNumber, hikey))
+		elog(ERROR, "tskey split high key does not fit its page");
+	for (i = 0; i < n; i++)
+		if (!tsk_page_add_pivot(page, InvalidOffsetNumber, items[i].child, &items[i].key))
+			elog(ERROR, "tskey internal split does not fit its page");
+}
 
-	if (needLock)
-		LockRelationForExtension(index, ExclusiveLock);
-	buf = ReadBuffer(index, P_NEW);
-	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-	if (needLock)
-		UnlockRelationForExtension(index, ExclusiveLock);
-	return buf;
+/*
+ * tsk_vacuum_page: rewrite a leaf compactly without the entries at the
+ * given positions (in key order, ascending).  VACUUM and its replay.
+ */
+void
+tsk_vacuum_page(Page page, const uint16 *removed, int nremoved)
+{
+	TskPageOpaque op = TskPageGetOpaque(page);
+	TskEntry   *entries = palloc(TSK_MAX_ENTRIES_PER_PAGE * sizeof(TskEntry));
+	TskEntry   *kept = palloc(TSK_MAX_ENTRIES_PER_PAGE * sizeof(TskEntry));
+	int			n = tsk_leaf_entries(page, entries);
+	int			nkept = 0,
+				r = 0;
+	PGAlignedBlock scratch;
+	TskPivot	hikey;
+
+	for (int i = 0; i < n; i++)
+	{
+		if (r < nremoved && removed[r] == i)
+			r++;
+		else
+			kept[nkept++] = entries[i];
+	}
+	if (r != nremoved)
+		elog(ERROR, "tskey vacuum: entries to remove not on the page");
+	if (!TskPageIsRightmost(op))
+		tsk_pivot_read(page, TSK_HIKEY, &hikey);
+	memcpy(scratch.data, page, BLCKSZ);
+	if (!tsk_leaf_encode((Page) scratch.data, TskPageIsRightmost(op) ? NULL : &hikey.key, kept, nkept))
+		elog(ERROR, "tskey vacuum: page no longer fits");
+	memcpy(page, scratch.data, BLCKSZ);
+	pfree(entries);
+	pfree(kept);
 }

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * filter_parse.c
+ * parse.c
  *	  Lexer and recursive-descent parser of the Table service's $filter
  *	  language, in plain C.
  *

@@ -1,12 +1,12 @@
 /*-------------------------------------------------------------------------
  *
- * tablestore.c
+ * module.c
  *	  Module entry point of the tablestore extension.
  *
  * _PG_init registers the WAL resource manager of the tskey index when the
  * library is loaded by shared_preload_libraries (the only time PostgreSQL
  * lets it); loaded later, by CREATE EXTENSION or a first call, tskey logs
- * with generic WAL instead (src/tsindexxlog.c, doc/index-am.md).  Other
+ * with generic WAL instead (src/tskey/xlog.c, src/tskey/README).  Other
  * modules initialise their per-backend state on first use.
  *
  *-------------------------------------------------------------------------
@@ -15,15 +15,15 @@
 
 #include "fmgr.h"
 
-#include "tsindex.h"
+#include "tskey/tskey.h"
 
 PG_MODULE_MAGIC;
 
 void		_PG_init(void);
 
-/* _PG_init: register the tskey resource manager if being preloaded. */
+/* _PG_init: set up the tskey access method (tsk_init). */
 void
 _PG_init(void)
 {
-	tsk_register_rmgr();
+	tsk_init();
 }

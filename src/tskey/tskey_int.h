@@ -1,24 +1,26 @@
 /*-------------------------------------------------------------------------
  *
- * tsindex.h
+ * tskey_int.h
  *	  The tskey index access method: a B-link tree on (PartitionKey, RowKey)
  *	  in the service's key order, unique, logged by a custom WAL resource
  *	  manager when the library is preloaded, else with generic WAL.
  *
- * doc/index-am.md describes the design.  Files:
- *	  tsindex.c			handler, options, validation, cost estimate
- *	  tsindexpage.c		key encoding and comparison, page layout, descent
- *	  tsindexbuild.c	sorted bottom-up build, the empty index
- *	  tsindexinsert.c	insertion, the unique check, page splits
- *	  tsindexscan.c		ordered and bitmap scans
- *	  tsindexvacuum.c	bulk delete, page deletion and cleanup
- *	  tsindexverify.c	tablestore.verify_index()
- *	  tsindexxlog.c		WAL: the custom resource manager and generic WAL
+ * Private to src/tskey/ (the rest of the extension includes tskey.h).
+ * src/tskey/README describes the design.  Files:
+ *	  handler.c		handler, options, validation, cost estimate, tsk_init
+ *	  page.c		key encoding and comparison, page layout, descent
+ *	  build.c		sorted bottom-up build, the empty index
+ *	  insert.c		insertion, the unique check, page splits
+ *	  scan.c		ordered and bitmap scans
+ *	  vacuum.c		bulk delete, page deletion and cleanup
+ *	  verify.c		tablestore.verify_index()
+ *	  xlog.c		WAL: the custom resource manager and generic WAL
  *
  *-------------------------------------------------------------------------
  */
-#ifndef TSINDEX_H
-#define TSINDEX_H
+#ifndef TSKEY_INT_H
+#define TSKEY_INT_H
+
 
 #include "postgres.h"
 
@@ -32,6 +34,8 @@
 #include "storage/bufpage.h"
 #include "storage/relfilenode.h"
 #include "utils/relcache.h"
+
+#include "tskey.h"
 
 /* Fixed blocks. */
 #define TSK_METAPAGE_BLKNO		0
@@ -190,7 +194,7 @@ typedef struct TskAddResult
  */
 #define TSK_RMGR_NAME			"tskey"
 #ifndef TSK_RMGR_ID
-#define TSK_RMGR_ID				128 /* RM_EXPERIMENTAL_ID; doc/index-am.md */
+#define TSK_RMGR_ID				128 /* RM_EXPERIMENTAL_ID; src/tskey/README */
 #endif
 
 /* record types (the high bits of xl_info) */
@@ -262,7 +266,7 @@ typedef struct xl_tsk_reuse
 
 extern bool tsk_rmgr_registered;
 
-/* tsindexxlog.c */
+/* xlog.c */
 extern void tsk_register_rmgr(void);
 extern bool tsk_use_rmgr(Relation index);
 extern TskXLogState *tsk_xlog_start(Relation index);
@@ -274,10 +278,10 @@ extern void tsk_xlog_abort(TskXLogState *state);
 extern Size tsk_xlog_entry(char *dst, const TskEntry *e);
 extern void tsk_xlog_reuse(Relation index, BlockNumber blkno, FullTransactionId safexid);
 
-/* tsindex.c */
+/* handler.c */
 extern int	tsk_fillfactor(Relation index);
 
-/* tsindexpage.c */
+/* page.c */
 extern TskKey tsk_encode_key(Datum d);
 extern TskKey tsk_encode_key_bytes(const char *s, int len);
 extern TskKey tsk_encode_search_key(Datum d, bool *clamped);
@@ -290,7 +294,8 @@ extern TskEntry tsk_copy_entry(const TskEntry *e);
 extern void tsk_init_page(Page page, uint16 level, BlockNumber prev, BlockNumber next);
 extern void tsk_init_metapage(Page page);
 extern void tsk_check_page(Relation index, Buffer buf);
-extern void tsk_corrupt(const char *what) pg_attribute_noreturn();
+extern Buffer tsk_getbuf(Relation index, BlockNumber blkno, int mode);
+extern void tsk_corrupt(const void *at, const char *what) pg_attribute_noreturn();
 extern const char *tsk_item(Page page, OffsetNumber off, Size *len);
 extern void tsk_walk_step(Relation index, TskWalk *walk);
 extern Size tsk_pivot_size(const TskEntry *key);
@@ -309,31 +314,31 @@ extern Buffer tsk_descend(Relation index, const TskSearchKey *sk, bool exclusive
 extern Buffer tsk_descend_level(Relation index, const TskSearchKey *sk, uint16 target, bool exclusive);
 extern void tsk_init_deleted(Page page, BlockNumber prev, BlockNumber next, FullTransactionId safexid);
 extern bool tsk_page_recyclable(Page page);
-extern Buffer tsk_new_buffer(Relation index);
+extern int	tsk_page_items(Page page, TskPivot *items, Size *sizes);
+extern void tsk_fill_page(Page page, const TskEntry *hikey, const TskPivot *items, int n);
+extern void tsk_vacuum_page(Page page, const uint16 *removed, int nremoved);
 
-/* tsindexbuild.c */
+/* build.c */
 extern IndexBuildResult *tskbuild(Relation heap, Relation index, IndexInfo *indexInfo);
 extern void tskbuildempty(Relation index);
 
-/* tsindexinsert.c */
+/* insert.c */
 extern bool tskinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 					  Relation heap, IndexUniqueCheck checkUnique, bool indexUnchanged,
 					  IndexInfo *indexInfo);
 extern void tsk_split_pass(Relation index, const TskEntry *e);
-extern int	tsk_page_items(Page page, TskPivot *items, Size *sizes);
-extern void tsk_fill_page(Page page, const TskEntry *hikey, const TskPivot *items, int n);
+extern Buffer tsk_new_buffer(Relation index);
 
-/* tsindexscan.c */
+/* scan.c */
 extern IndexScanDesc tskbeginscan(Relation index, int nkeys, int norderbys);
 extern void tskrescan(IndexScanDesc scan, ScanKey keys, int nkeys, ScanKey orderbys, int norderbys);
 extern bool tskgettuple(IndexScanDesc scan, ScanDirection dir);
 extern int64 tskgetbitmap(IndexScanDesc scan, TIDBitmap *tbm);
 extern void tskendscan(IndexScanDesc scan);
 
-/* tsindexvacuum.c */
+/* vacuum.c */
 extern IndexBulkDeleteResult *tskbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 											IndexBulkDeleteCallback callback, void *callback_state);
 extern IndexBulkDeleteResult *tskvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats);
-extern void tsk_vacuum_page(Page page, const uint16 *removed, int nremoved);
 
-#endif							/* TSINDEX_H */
+#endif							/* TSKEY_INT_H */

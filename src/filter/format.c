@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * filter_format.c
+ * format.c
  *	  Print a $filter tree as canonical filter text: keywords in lower case,
  *	  every binary node in parentheses, literals in their OData form.  Used
  *	  to show a residual predicate, and by the parser's unit tests.

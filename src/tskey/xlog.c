@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * tsindexxlog.c
+ * xlog.c
  *	  tskey index: WAL.  The custom resource manager "tskey" (records,
  *	  redo, description, masking) and the wrapper that logs a change either
  *	  by it or by generic WAL.
@@ -13,7 +13,7 @@
  * the library later (CREATE EXTENSION without a restart) has no resource
  * manager and logs the same changes with generic WAL, as before: the choice
  * is made per write from tsk_rmgr_registered, which _PG_init sets in the
- * postmaster and every backend inherits.  doc/index-am.md says what the
+ * postmaster and every backend inherits.  src/tskey/README says what the
  * preload obliges.
  *
  * Every replay reproduces the primary's page bytes exactly: the page
@@ -38,7 +38,7 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
-#include "tsindex.h"
+#include "tskey_int.h"
 
 /* Set in _PG_init when the library is preloaded and the rmgr registered. */
 bool		tsk_rmgr_registered = false;

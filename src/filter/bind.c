@@ -1,11 +1,11 @@
 /*-------------------------------------------------------------------------
  *
- * filterbind.c
+ * bind.c
  *	  The $filter language bound to PostgreSQL: parsing with the service's
  *	  error codes, and evaluating a parsed filter against a stored entity
  *	  with the service's comparison semantics.
  *
- * The parser (filter_parse.c) is plain C; here its tree meets the stored
+ * The parser (parse.c) is plain C; here its tree meets the stored
  * form of entities (README "Stored form").  A filter is parsed once per
  * query; evaluation walks the tree per entity and looks up only the
  * properties the filter names.

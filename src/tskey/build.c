@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * tsindexbuild.c
+ * build.c
  *	  tskey index: the sorted bottom-up build (CREATE INDEX, REINDEX) and
  *	  the empty index of an unlogged table.
  *
@@ -30,7 +30,7 @@
 #include "utils/tuplesort.h"
 
 #include "tablestore.h"
-#include "tsindex.h"
+#include "tskey_int.h"
 
 #define TSK_MAX_LEVELS	32
 

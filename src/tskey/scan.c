@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * tsindexscan.c
+ * scan.c
  *	  tskey index: ordered scans, forward and backward, and bitmap scans.
  *
  * The scan keys are reduced to a range per column (rescan).  A scan
@@ -32,7 +32,7 @@
 #include "utils/snapmgr.h"
 
 #include "tablestore.h"
-#include "tsindex.h"
+#include "tskey_int.h"
 
 /* The range of one column: bounds and whether each includes its value. */
 typedef struct ColumnRange
@@ -290,7 +290,7 @@ take_entry(TskScanOpaque so, bool fwd, const TskEntry *e, Page page)
 		!below_lo(rk, e->rk) && !above_hi(rk, e->rk))
 	{
 		if (so->nitems >= TSK_MAX_ENTRIES_PER_PAGE)
-			tsk_corrupt("too many entries");
+			tsk_corrupt(e->pk.data, "too many entries");
 		if (so->itemkeys)
 		{
 			ItemKeys   *k = &so->itemkeys[so->nitems];
@@ -492,9 +492,7 @@ live_origin(IndexScanDesc scan, BlockNumber origin)
 		bool		deleted;
 
 		tsk_walk_step(scan->indexRelation, &so->walk);
-		buf = ReadBuffer(scan->indexRelation, origin);
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		tsk_check_page(scan->indexRelation, buf);
+		buf = tsk_getbuf(scan->indexRelation, origin, BUFFER_LOCK_SHARE);
 		op = TskPageGetOpaque(BufferGetPage(buf));
 		deleted = TskPageIsDeleted(op);
 		if (deleted)
@@ -528,9 +526,7 @@ step_left(IndexScanDesc scan)
 		TskPageOpaque op;
 
 		tsk_walk_step(scan->indexRelation, &so->walk);
-		buf = ReadBuffer(scan->indexRelation, blkno);
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		tsk_check_page(scan->indexRelation, buf);
+		buf = tsk_getbuf(scan->indexRelation, blkno, BUFFER_LOCK_SHARE);
 		op = TskPageGetOpaque(BufferGetPage(buf));
 		if (op->next == origin)
 			return buf;
@@ -590,9 +586,7 @@ next_tid(IndexScanDesc scan, ScanDirection dir, ItemPointer tid)
 		if (ScanDirectionIsForward(dir))
 		{
 			tsk_walk_step(scan->indexRelation, &so->walk);
-			buf = ReadBuffer(scan->indexRelation, so->next);
-			LockBuffer(buf, BUFFER_LOCK_SHARE);
-			tsk_check_page(scan->indexRelation, buf);
+			buf = tsk_getbuf(scan->indexRelation, so->next, BUFFER_LOCK_SHARE);
 		}
 		else
 			buf = step_left(scan);

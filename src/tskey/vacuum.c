@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * tsindexvacuum.c
+ * vacuum.c
  *	  tskey index: VACUUM's bulk delete, page deletion and cleanup.
  *
  * The leaf level is walked left to right by right links; a concurrent split
@@ -16,7 +16,7 @@
  * same parent, and marked with a safexid; a parent whose only child such a
  * leaf is gets dissolved into a sibling first.  amvacuumcleanup records the
  * deleted pages no running transaction can still reach in the free space
- * map, from where splits reuse them.  See doc/index-am.md.
+ * map, from where splits reuse them.  See src/tskey/README.
  *
  *-------------------------------------------------------------------------
  */
@@ -31,7 +31,7 @@
 #include "utils/rel.h"
 
 #include "tablestore.h"
-#include "tsindex.h"
+#include "tskey_int.h"
 
 /*
  * leftmost_leaf: the block of the leftmost leaf, descending by first
@@ -51,41 +51,6 @@ leftmost_leaf(Relation index)
 	blkno = BufferGetBlockNumber(buf);
 	UnlockReleaseBuffer(buf);
 	return blkno;
-}
-
-/*
- * tsk_vacuum_page: rewrite a leaf compactly without the entries at the
- * given positions (in key order, ascending).  VACUUM and its replay.
- */
-void
-tsk_vacuum_page(Page page, const uint16 *removed, int nremoved)
-{
-	TskPageOpaque op = TskPageGetOpaque(page);
-	TskEntry   *entries = palloc(TSK_MAX_ENTRIES_PER_PAGE * sizeof(TskEntry));
-	TskEntry   *kept = palloc(TSK_MAX_ENTRIES_PER_PAGE * sizeof(TskEntry));
-	int			n = tsk_leaf_entries(page, entries);
-	int			nkept = 0,
-				r = 0;
-	PGAlignedBlock scratch;
-	TskPivot	hikey;
-
-	for (int i = 0; i < n; i++)
-	{
-		if (r < nremoved && removed[r] == i)
-			r++;
-		else
-			kept[nkept++] = entries[i];
-	}
-	if (r != nremoved)
-		elog(ERROR, "tskey vacuum: entries to remove not on the page");
-	if (!TskPageIsRightmost(op))
-		tsk_pivot_read(page, TSK_HIKEY, &hikey);
-	memcpy(scratch.data, page, BLCKSZ);
-	if (!tsk_leaf_encode((Page) scratch.data, TskPageIsRightmost(op) ? NULL : &hikey.key, kept, nkept))
-		elog(ERROR, "tskey vacuum: page no longer fits");
-	memcpy(page, scratch.data, BLCKSZ);
-	pfree(entries);
-	pfree(kept);
 }
 
 /*
@@ -184,11 +149,9 @@ typedef enum MergeSide
 static Buffer
 lock_leaf(Relation index, BlockNumber blkno)
 {
-	Buffer		buf = ReadBuffer(index, blkno);
+	Buffer		buf = tsk_getbuf(index, blkno, BUFFER_LOCK_EXCLUSIVE);
 	TskPageOpaque op;
 
-	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-	tsk_check_page(index, buf);
 	op = TskPageGetOpaque(BufferGetPage(buf));
 	if (op->level != 0 || TskPageIsDeleted(op))
 	{
@@ -269,9 +232,7 @@ delete_leaf(Relation index, BlockNumber blkno, BlockNumber *lone_parent)
 	bool		ok = false;
 
 	/* where the leaf is: a search key just below its high key */
-	buf = ReadBuffer(index, blkno);
-	LockBuffer(buf, BUFFER_LOCK_SHARE);
-	tsk_check_page(index, buf);
+	buf = tsk_getbuf(index, blkno, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
 	op = TskPageGetOpaque(page);
 	if (op->level != 0 || TskPageIsDeleted(op) || PageGetMaxOffsetNumber(page) >= TskFirstData(op))
@@ -425,11 +386,9 @@ done:
 static Buffer
 lock_internal(Relation index, BlockNumber blkno, uint16 level)
 {
-	Buffer		buf = ReadBuffer(index, blkno);
+	Buffer		buf = tsk_getbuf(index, blkno, BUFFER_LOCK_EXCLUSIVE);
 	TskPageOpaque op;
 
-	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-	tsk_check_page(index, buf);
 	op = TskPageGetOpaque(BufferGetPage(buf));
 	if (op->level != level || TskPageIsDeleted(op))
 	{
@@ -473,7 +432,7 @@ page_pivots(Page page, TskPivot *pivots)
 	int			n = 0;
 
 	if (PageGetMaxOffsetNumber(page) > TSK_MAX_ENTRIES_PER_PAGE)
-		tsk_corrupt("too many pivots");
+		tsk_corrupt(page, "too many pivots");
 	for (OffsetNumber off = TskFirstData(op); off <= PageGetMaxOffsetNumber(page); off++, n++)
 	{
 		tsk_pivot_read(page, off, &pivots[n]);
@@ -525,9 +484,7 @@ dissolve(Relation index, BlockNumber blkno, uint16 level, int depth)
 	CHECK_FOR_INTERRUPTS();
 	if (blkno == TSK_ROOT_BLKNO || depth > 16)
 		return false;
-	buf = ReadBuffer(index, blkno);
-	LockBuffer(buf, BUFFER_LOCK_SHARE);
-	tsk_check_page(index, buf);
+	buf = tsk_getbuf(index, blkno, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
 	op = TskPageGetOpaque(page);
 	if (op->level != level || TskPageIsDeleted(op) ||
@@ -571,8 +528,7 @@ again:
 	tsk_pivot_read(gpage, right ? off + 1 : off - 1, &pivot);
 
 	/* this level, left to right */
-	buf = ReadBuffer(index, blkno);
-	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	buf = tsk_getbuf(index, blkno, BUFFER_LOCK_SHARE);
 	lblk = TskPageGetOpaque(BufferGetPage(buf))->prev;
 	UnlockReleaseBuffer(buf);
 	buf = InvalidBuffer;

@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
- * tsindexinsert.c
- *	  tskey index: insertion, the unique check, and page splits.
+ * insert.c
+ *	  tskey index: insertion, the unique check, page splits, and the pages
+ *	  splits take (reused deleted pages, or new ones).
  *
  * An insert descends with share locks and locks exclusively the first leaf
  * where its key can be; the unique check runs under that lock (every
@@ -12,14 +13,16 @@
  * a split pass that locks exclusively from the root down, splitting every
  * page on the way that could not take one more pivot, and then starts over.
  * Each split is one WAL record of at most four pages, so a crash never
- * leaves a split half done.  See doc/index-am.md.
+ * leaves a split half done.  See src/tskey/README.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "access/tableam.h"
+#include "access/xlog.h"
 #include "miscadmin.h"
+#include "storage/indexfsm.h"
 #include "storage/lmgr.h"
 #include "storage/predicate.h"
 #include "utils/memutils.h"
@@ -27,7 +30,7 @@
 #include "utils/snapmgr.h"
 
 #include "tablestore.h"
-#include "tsindex.h"
+#include "tskey_int.h"
 
 /* What the unique check found. */
 typedef enum UniqueResult
@@ -139,9 +142,7 @@ check_unique(Relation index, Relation heap, const TskEntry *e, Buffer first,
 		if (done)
 			return result;
 		tsk_walk_step(index, &walk);
-		buf = ReadBuffer(index, next);
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		tsk_check_page(index, buf);
+		buf = tsk_getbuf(index, next, BUFFER_LOCK_SHARE);
 	}
 }
 
@@ -243,11 +244,10 @@ tskinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 
 			CHECK_FOR_INTERRUPTS();
 			tsk_walk_step(index, &walk);
-			next = ReadBuffer(index, TskPageGetOpaque(BufferGetPage(buf))->next);
-			LockBuffer(next, BUFFER_LOCK_EXCLUSIVE);
+			next = tsk_getbuf(index, TskPageGetOpaque(BufferGetPage(buf))->next,
+							  BUFFER_LOCK_EXCLUSIVE);
 			UnlockReleaseBuffer(buf);
 			buf = next;
-			tsk_check_page(index, buf);
 		}
 
 		state = tsk_xlog_start(index);
@@ -274,76 +274,6 @@ tskinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(cxt);
 	return is_unique;
-}
-
-/*
- * tsk_page_items: the items of a tree page (entries of a leaf, or pivots of
- * an internal page, as pivots whose child is unused) pointing into the
- * page.  Also returns each item's size in *sizes, for choosing a split
- * point.  (Also the replay of a split.)
- */
-int
-tsk_page_items(Page page, TskPivot *items, Size *sizes)
-{
-	TskPageOpaque op = TskPageGetOpaque(page);
-	int			n = 0;
-
-	if (op->level == 0)
-	{
-		TskEntry   *entries = palloc(TSK_MAX_ENTRIES_PER_PAGE * sizeof(TskEntry));
-		int			i;
-
-		n = tsk_leaf_entries(page, entries);
-		for (i = 0; i < n; i++)
-		{
-			items[i].child = InvalidBlockNumber;
-			items[i].key = entries[i];
-			sizes[i] = TSK_RUN_ENTRY_HDR + TSK_LEN(entries[i].rk.word);
-		}
-		pfree(entries);
-	}
-	else
-	{
-		OffsetNumber off;
-
-		if (PageGetMaxOffsetNumber(page) > TSK_MAX_ENTRIES_PER_PAGE)
-			tsk_corrupt("too many pivots");
-		for (off = TskFirstData(op); off <= PageGetMaxOffsetNumber(page); off++, n++)
-		{
-			tsk_pivot_read(page, off, &items[n]);
-			sizes[n] = MAXALIGN(tsk_pivot_size(&items[n].key)) + sizeof(ItemIdData);
-		}
-	}
-	return n;
-}
-
-/*
- * tsk_fill_page: write items[0..n) and the high key (or none) onto a page
- * initialised with its level and links.  Both halves of a split always fit:
- * each holds at most what the page held.  (Also the replay of a split.)
- */
-void
-tsk_fill_page(Page page, const TskEntry *hikey, const TskPivot *items, int n)
-{
-	TskPageOpaque op = TskPageGetOpaque(page);
-	int			i;
-
-	if (op->level == 0)
-	{
-		TskEntry   *entries = palloc(Max(n, 1) * sizeof(TskEntry));
-
-		for (i = 0; i < n; i++)
-			entries[i] = items[i].key;
-		if (!tsk_leaf_encode(page, hikey, entries, n))
-			elog(ERROR, "tskey leaf split does not fit its page");
-		pfree(entries);
-		return;
-	}
-	if (hikey && !tsk_page_add_pivot(page, TSK_HIKEY, InvalidBlockNumber, hikey))
-		elog(ERROR, "tskey split high key does not fit its page");
-	for (i = 0; i < n; i++)
-		if (!tsk_page_add_pivot(page, InvalidOffsetNumber, items[i].child, &items[i].key))
-			elog(ERROR, "tskey internal split does not fit its page");
 }
 
 /*
@@ -442,9 +372,7 @@ split_page(Relation index, Buffer parent, Buffer buf)
 	rblkno = BufferGetBlockNumber(rbuf);
 	if (op.next != InvalidBlockNumber)
 	{
-		obuf = ReadBuffer(index, op.next);
-		LockBuffer(obuf, BUFFER_LOCK_EXCLUSIVE);
-		tsk_check_page(index, obuf);
+		obuf = tsk_getbuf(index, op.next, BUFFER_LOCK_EXCLUSIVE);
 	}
 
 	state = tsk_xlog_start(index);
@@ -577,9 +505,7 @@ tsk_split_pass(Relation index, const TskEntry *e)
 
 restart:
 	CHECK_FOR_INTERRUPTS();
-	parent = ReadBuffer(index, TSK_ROOT_BLKNO);
-	LockBuffer(parent, BUFFER_LOCK_EXCLUSIVE);
-	tsk_check_page(index, parent);
+	parent = tsk_getbuf(index, TSK_ROOT_BLKNO, BUFFER_LOCK_EXCLUSIVE);
 	page = BufferGetPage(parent);
 	if (TskPageGetOpaque(page)->level == 0)
 	{
@@ -595,10 +521,7 @@ restart:
 	for (;;)
 	{
 		BlockNumber child = tsk_choose_child(BufferGetPage(parent), &sk);
-		Buffer		buf = ReadBuffer(index, child);
-
-		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-		tsk_check_page(index, buf);
+		Buffer		buf = tsk_getbuf(index, child, BUFFER_LOCK_EXCLUSIVE);
 		page = BufferGetPage(buf);
 		if (TskPageIsDeleted(TskPageGetOpaque(page)))
 		{
@@ -640,4 +563,69 @@ restart:
 		UnlockReleaseBuffer(parent);
 		parent = buf;
 	}
+}
+
+/*
+ * log_reuse: before a deleted page is reused, make a hot standby cancel
+ * the queries that could still hold a link to it: those whose snapshot is
+ * older than the page's safexid (tsk_xlog_reuse).
+ */
+static void
+log_reuse(Relation index, BlockNumber blkno, Page page)
+{
+	TskDeletedData d;
+
+	if (!RelationNeedsWAL(index) || !XLogStandbyInfoActive() || PageIsNew(page))
+		return;
+	memcpy(&d, PageGetContents(page), sizeof(d));
+	tsk_xlog_reuse(index, blkno, d.safexid);
+}
+
+/*
+ * tsk_new_buffer: a page for a split, pinned and locked exclusively: a
+ * recyclable deleted page from the free space map (where VACUUM records
+ * them), or a new page at the end of the index.  The caller initialises it
+ * and logs it whole.  Free space map entries may be stale, so each page
+ * is checked under its lock; a page another backend has locked is passed
+ * over (the caller holds locks of its own).
+ */
+Buffer
+tsk_new_buffer(Relation index)
+{
+	bool		needLock = !RELATION_IS_LOCAL(index);
+	Buffer		buf;
+
+	for (;;)
+	{
+		BlockNumber blkno = GetFreeIndexPage(index);
+
+		if (blkno == InvalidBlockNumber)
+			break;
+		if (blkno <= TSK_ROOT_BLKNO || blkno >= RelationGetNumberOfBlocks(index))
+			continue;
+		buf = ReadBuffer(index, blkno);
+		if (ConditionalLockBuffer(buf))
+		{
+			Page		page = BufferGetPage(buf);
+
+			if (PageIsNew(page) ||
+				(PageGetSpecialSize(page) == MAXALIGN(sizeof(TskPageOpaqueData)) &&
+				 TskPageGetOpaque(page)->page_id == TSK_PAGE_ID &&
+				 tsk_page_recyclable(page)))
+			{
+				log_reuse(index, blkno, page);
+				return buf;
+			}
+			LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+		}
+		ReleaseBuffer(buf);
+	}
+
+	if (needLock)
+		LockRelationForExtension(index, ExclusiveLock);
+	buf = ReadBuffer(index, P_NEW);
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	if (needLock)
+		UnlockRelationForExtension(index, ExclusiveLock);
+	return buf;
 }

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * tsindex.c
+ * handler.c
  *	  tskey index access method: the handler, reloptions, operator class
  *	  validation and cost estimation.
  *
@@ -20,23 +20,20 @@
 #include "utils/rel.h"
 
 #include "tablestore.h"
-#include "tsindex.h"
+#include "tskey_int.h"
 
 static relopt_kind tsk_relopt_kind;
-static bool tsk_relopt_done = false;
 static relopt_parse_elt tsk_relopt_tab[1];
 
 /*
  * tsk_init_reloptions: register the "fillfactor" reloption of tskey
- * indexes, once per backend, on the first use of the access method (the
- * library need not be preloaded, so _PG_init may run in the postmaster or
- * in a backend).
+ * indexes.  Called once per process from _PG_init (tsk_init), as bloom
+ * does: in the postmaster when the library is preloaded, else in the
+ * backend that loads it, before any index of the access method is opened.
  */
 static void
 tsk_init_reloptions(void)
 {
-	if (tsk_relopt_done)
-		return;
 	tsk_relopt_kind = add_reloption_kind();
 	add_int_reloption(tsk_relopt_kind, "fillfactor",
 					  "Packs tskey index pages only to this percentage",
@@ -45,14 +42,12 @@ tsk_init_reloptions(void)
 	tsk_relopt_tab[0].optname = "fillfactor";
 	tsk_relopt_tab[0].opttype = RELOPT_TYPE_INT;
 	tsk_relopt_tab[0].offset = offsetof(TskOptions, fillfactor);
-	tsk_relopt_done = true;
 }
 
 /* tskoptions: parse and validate the reloptions of a tskey index. */
 static bytea *
 tskoptions(Datum reloptions, bool validate)
 {
-	tsk_init_reloptions();
 	return (bytea *) build_reloptions(reloptions, validate, tsk_relopt_kind,
 									  sizeof(TskOptions), tsk_relopt_tab,
 									  lengthof(tsk_relopt_tab));
@@ -164,4 +159,16 @@ tskey_handler(PG_FUNCTION_ARGS)
 	amroutine->amparallelrescan = NULL;
 
 	PG_RETURN_POINTER(amroutine);
+}
+
+/*
+ * tsk_init: set up the access method when the library is loaded
+ * (_PG_init): its reloptions, and the WAL resource manager, registered only
+ * if the library is being preloaded (tsk_register_rmgr).
+ */
+void
+tsk_init(void)
+{
+	tsk_init_reloptions();
+	tsk_register_rmgr();
 }
