@@ -1194,6 +1194,13 @@ prepare_request(Req *r, Resp *resp)
 		req_param(r, "restype") != NULL)
 		r->rest[0] = '\0';
 	/*
+	 * One trailing "/" addresses the same resource (/Tables/, /t/): Azurite
+	 * serves it, and clients written against it send it; auth.c accepts a
+	 * signature over the path with or without it.
+	 */
+	if (r->rest[0] != '\0' && r->rest[strlen(r->rest) - 1] == '/')
+		r->rest[strlen(r->rest) - 1] = '\0';
+	/*
 	 * Until the request is authenticated its errors come as XML only where
 	 * the service's are XML whatever the path (restype, comp): the path's
 	 * shape depends on whether the account exists (an unknown host label

@@ -268,6 +268,41 @@ expect "SAS with a stored policy id" 403 AuthenticationFailed
 raw GET "/$acct/httptest(PartitionKey='p',RowKey='1')?sv=2019-02-02&tn=httptest&sp=r&se=garbage&sig=x"
 expect "SAS with a malformed expiry" 403 AuthenticationFailed
 
+# ---- issue 22: what clients written against Azurite send ----
+# signed_as SIGNED-PATH METHOD SENT-PATH [rawurl args...]: Shared Key Lite
+# over SIGNED-PATH's canonicalized resource, sent to SENT-PATH
+signed_as() {
+	local sp=$1 m=$2 p=$3 d res sig
+	shift 3
+	_now
+	_canon "$sp"
+	_hmac "$d"$'\n'"$res"
+	raw "$m" "$p" -H "x-ms-date: $d" -H "Authorization: SharedKeyLite $acct:$sig" "$@"
+}
+# item 11: one trailing "/" addresses the same resource, signed with or
+# without it (Azurite's raw-REST tests sign /<account>/Tables and send
+# /<account>/Tables/, with a SAS besides)
+signed_as "/$acct/Tables" GET "/$acct/Tables/"
+expect "GET /Tables/ signed as /Tables" 200
+call GET "/$acct/Tables/"
+expect "GET /Tables/ signed as sent" 200
+signed_as "/$acct/Tables" POST "/$acct/Tables/?sv=2019-02-02&ss=t&srt=sco&sp=rwdlacu&se=$(enc "$se")&sig=x" \
+	-H "$J" --data '{"TableName":"slashtab"}'
+expect "create a table at /Tables/ signed as /Tables, a SAS besides" 201
+signed_as "/$acct/slashtab" POST "/$acct/slashtab/" -H "$J" -H "Prefer: return-no-content" \
+	--data '{"PartitionKey":"p","RowKey":"1"}'
+expect "insert at /<table>/" 204
+call GET "/$acct/slashtab(PartitionKey='p',RowKey='1')/"
+expect "read at /<table>(<keys>)/" 200
+raw GET "/$acct/slashtab/?sv=2019-02-02&tn=slashtab&sp=r&se=$(enc "$se")&sig=$(enc "$(tsig r "$se" slashtab)")"
+expect "table SAS query at /<table>/" 200
+signed_as "/$acct/Tables" GET "/$acct/Tables//"
+expect "two trailing slashes are not the path signed" 403 AuthenticationFailed
+signed_as "/$acct/slashtab" GET "/$acct/slashtabx/"
+expect "a signature over another path" 403 AuthenticationFailed
+call DELETE "/$acct/Tables('slashtab')/"
+expect "delete a table at /Tables('<name>')/" 204
+
 # ---- clean up; the gateway still answers ----
 call DELETE "/$acct/Tables('httptest')"
 expect "delete table" 204
