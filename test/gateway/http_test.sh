@@ -296,6 +296,16 @@ call GET "/$acct/slashtab(PartitionKey='p',RowKey='1')/"
 expect "read at /<table>(<keys>)/" 200
 raw GET "/$acct/slashtab/?sv=2019-02-02&tn=slashtab&sp=r&se=$(enc "$se")&sig=$(enc "$(tsig r "$se" slashtab)")"
 expect "table SAS query at /<table>/" 200
+rsas="sv=2019-02-02&tn=slashtab&sp=r&se=$(enc "$se")&sig=$(enc "$(tsig r "$se" slashtab)")"
+raw GET "/$acct/slashtab()?$rsas" -H "x-ms-date: $(now)" -H "Authorization: SharedKeyLite $acct:AAAA"
+expect "a header that does not verify, a read SAS that does: a query" 200
+raw POST "/$acct/slashtab?$rsas" -H "x-ms-date: $(now)" -H "Authorization: SharedKeyLite $acct:AAAA" -H "$J" \
+	--data '{"PartitionKey":"p","RowKey":"2"}'
+expect "... and only what the SAS permits" 403 AuthorizationPermissionMismatch
+raw GET "/$acct/slashtab()?$rsas" -H "Authorization: SharedKeyLite $acct:$(hmac $'\n'"$(canon "/$acct/slashtab()")")"
+expect "an undated signature (the service requires a date) beside a SAS: the SAS" 200
+raw GET "/$acct/slashtab()" -H "Authorization: SharedKeyLite $acct:$(hmac $'\n'"$(canon "/$acct/slashtab()")")"
+expect "an undated signature alone" 403 AuthenticationFailed
 signed_as "/$acct/Tables" GET "/$acct/Tables//"
 expect "two trailing slashes are not the path signed" 403 AuthenticationFailed
 signed_as "/$acct/slashtab" GET "/$acct/slashtabx/"
