@@ -158,7 +158,10 @@ resolve_account(Req *r, Resp *resp, const char **rest_raw)
 		Account    *a = find_account(host, label);
 
 		if (a == NULL && label > 10 && strncmp(dot - 10, "-secondary", 10) == 0)
+		{
 			a = find_account(host, label - 10);
+			r->secondary = a != NULL;
+		}
 
 		if (a != NULL)
 		{
@@ -180,7 +183,10 @@ resolve_account(Req *r, Resp *resp, const char **rest_raw)
 	seglen = seg_end - (path + 1);
 	r->acct = find_account(path + 1, seglen);
 	if (r->acct == NULL && seglen > 10 && strncmp(seg_end - 10, "-secondary", 10) == 0)
+	{
 		r->acct = find_account(path + 1, seglen - 10);
+		r->secondary = r->acct != NULL;
+	}
 	if (r->acct == NULL)
 	{
 		r->acct = unknown_account(path + 1, seglen);
@@ -1041,6 +1047,13 @@ service(Req *r, Resp *resp)
 	}
 	if (!sas_allows(r, resp, "service_get", NULL, NULL, NULL))
 		return;
+	if (strcmp(comp, "stats") == 0 && !r->secondary)
+	{
+		/* as the service and Azurite: statistics are the secondary's */
+		bad_request(r, resp, "InvalidQueryParameterValue",
+					"service statistics are served at the secondary endpoint, <account>-secondary");
+		return;
+	}
 	buf_puts(&resp->body, "<?xml version=\"1.0\" encoding=\"utf-8\"?>");
 	if (strcmp(comp, "properties") == 0)
 		buf_puts(&resp->body,

@@ -329,6 +329,8 @@ expect "unknown service call" 400 InvalidQueryParameterValue
 # (host-style: Host <account>-secondary.<...>)
 call GET "/$acct-secondary/?restype=service&comp=stats"
 expect "statistics at <account>-secondary" 200
+call GET "/$acct/?restype=service&comp=stats"
+expect "statistics at the primary: served only at the secondary, as the service does" 400 InvalidQueryParameterValue
 
 echo "$pass passed, $fail failed"
 exit $fail
