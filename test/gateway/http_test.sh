@@ -310,6 +310,18 @@ signed_as "/$acct/Tables" GET "/$acct/Tables//"
 expect "two trailing slashes are not the path signed" 403 AuthenticationFailed
 signed_as "/$acct/slashtab" GET "/$acct/slashtabx/"
 expect "a signature over another path" 403 AuthenticationFailed
+# item 10: x-ms-version must be a version of the service (a later date is
+# taken as a newer SDK's); a SAS's version is its sv
+for v in invalid 2019-01-01 2019-2-02 2099-02-30 2100-02-29 2019-02-02x; do
+	call GET "/$acct/Tables" -H "x-ms-version: $v"
+	expect "x-ms-version '$v'" 400 InvalidHeaderValue
+done
+for v in 2009-04-14 2015-04-05 2026-06-06 2096-02-29; do
+	call GET "/$acct/Tables" -H "x-ms-version: $v"
+	expect "x-ms-version $v" 200
+done
+raw GET "/$acct/slashtab()?$rsas" -H "x-ms-version: invalid"
+expect "x-ms-version beside a SAS: its sv counts" 200
 call DELETE "/$acct/Tables('slashtab')/"
 expect "delete a table at /Tables('<name>')/" 204
 
