@@ -80,6 +80,21 @@ negotiate(Req *r, Resp *resp)
 	return ok;
 }
 
+/* is_sas_param: whether a query parameter is a field of a SAS. */
+static bool
+is_sas_param(const char *name)
+{
+	static const char *const fields[] = {
+		"sv", "ss", "srt", "sp", "st", "se", "sip", "spr", "sig", "ses", "si", "tn",
+		"spk", "srk", "epk", "erk",
+	};
+
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+		if (strcmp(name, fields[i]) == 0)
+			return true;
+	return false;
+}
+
 /* parse_query: split and percent-decode the query string. */
 static bool
 parse_query(Req *r, Resp *resp, char *q)
@@ -119,7 +134,13 @@ parse_query(Req *r, Resp *resp, char *q)
 			for (int i = 0; i < r->nparams - 1; i++)
 				if (strcmp(r->params[i].name, r->params[r->nparams - 1].name) == 0)
 				{
-					bad_request(r, resp, "InvalidQueryParameterValue", "a query parameter is given twice");
+					/* a SAS with a field twice is no SAS: authentication fails */
+					if (is_sas_param(r->params[i].name))
+						resp_error(r, resp, 403, "AuthenticationFailed",
+								   "Server failed to authenticate the request. Make sure the value of Authorization header is formed correctly including the signature.",
+								   "a SAS parameter is given twice");
+					else
+						bad_request(r, resp, "InvalidQueryParameterValue", "a query parameter is given twice");
 					return false;
 				}
 		}

@@ -310,6 +310,13 @@ signed_as "/$acct/Tables" GET "/$acct/Tables//"
 expect "two trailing slashes are not the path signed" 403 AuthenticationFailed
 signed_as "/$acct/slashtab" GET "/$acct/slashtabx/"
 expect "a signature over another path" 403 AuthenticationFailed
+# a SAS that gives a field twice fails authentication (Azurite's sas test
+# 12); another parameter given twice stays a malformed request
+raw GET "/$acct/slashtab()?$rsas&sig=duplicated"
+expect "a SAS with sig twice" 403 AuthenticationFailed
+call GET "/$acct/slashtab()?\$top=1&\$top=2"
+expect "\$top twice" 400 InvalidQueryParameterValue
+
 # item 10: x-ms-version must be a version of the service (a later date is
 # taken as a newer SDK's); a SAS's version is its sv
 for v in invalid 2019-01-01 2019-2-02 2099-02-30 2100-02-29 2019-02-02x; do
