@@ -13,10 +13,14 @@
  * line is exactly "--" boundary ["--"], then optional spaces or tabs, then
  * the line end, and any other line that starts with "--" boundary is an
  * error rather than content; only whitespace may come before the first
- * delimiter or after the close.  A second part, a request outside the
- * change set (a lone retrieve, refused until it is supported), a missing
- * close delimiter or a boundary that is not RFC 2046's syntax is a 400
- * before anything runs: every part is executed, or none is.
+ * delimiter or after the close.  The one part may instead be a single
+ * GET of an entity outside any change set: the service's query in a batch
+ * (the legacy .NET SDK's batch retrieve), which "must be submitted singly
+ * in the batch", answered by a part outside any change set.  A second
+ * part, a request next to a change set, a GET inside one (a change set
+ * holds inserts, updates and deletes), a missing close delimiter or a
+ * boundary that is not RFC 2046's syntax is a 400 before anything runs:
+ * every part is executed, or none is.
  *
  * Nothing is applied unless the whole body parses and every operation
  * passes the SAS checks; execute_batch then applies all or nothing.  A
@@ -619,13 +623,15 @@ part_start(Buf *b, const char *cs, int status)
 
 /*
  * batch_parse: split a $batch body (Content-Type ctype) into its change
- * set's sub-requests, at most GW_MAX_BATCH_OPS.  Returns NULL, or the
- * reason the body is malformed; *too_many when it holds more operations.
- * On return subs[0 .. *nsubs - 1] are to be freed with free_sub().
+ * set's sub-requests, at most GW_MAX_BATCH_OPS, or its one query (*query:
+ * a GET of an entity outside a change set, the only form of a query the
+ * service takes in a batch).  Returns NULL, or the reason the body is
+ * malformed; *too_many when it holds more operations.  On return
+ * subs[0 .. *nsubs - 1] are to be freed with free_sub().
  */
 const char *
 batch_parse(Req *r, const char *ctype, const char *start, size_t len,
-			SubReq *subs, int *nsubs, bool *too_many)
+			SubReq *subs, int *nsubs, bool *too_many, bool *query)
 {
 	char	   *outer = NULL;
 	char	   *inner = NULL;
@@ -638,6 +644,7 @@ batch_parse(Req *r, const char *ctype, const char *start, size_t len,
 
 	*nsubs = 0;
 	*too_many = false;
+	*query = false;
 	if (ctype == NULL || !media_type(ctype, strlen(ctype), "multipart/mixed", &outer, &err) ||
 		outer == NULL || len == 0)
 	{
@@ -663,12 +670,16 @@ batch_parse(Req *r, const char *ctype, const char *start, size_t len,
 	}
 	if (media_type(h.content_type.p, h.content_type.end - h.content_type.p, "application/http", NULL, &err))
 	{
-		/*
-		 * A request outside a change set: the service's form of a batch's
-		 * single retrieve.  parse_part() would read it; it is refused
-		 * until execute_batch serves it.
-		 */
-		err = "a request outside a change set is not supported";
+		/* a request outside a change set: the batch's one query */
+		if ((err = parse_part(r, parts[0], &subs[0])) != NULL)
+		{
+			free_sub(&subs[0]);
+			goto out;
+		}
+		*nsubs = 1;
+		*query = true;
+		if (strcmp(subs[0].method, "GET") != 0 || !subs[0].has_keys)
+			err = "a request outside a change set must be a GET of one entity (a query)";
 		goto out;
 	}
 	if (!media_type(h.content_type.p, h.content_type.end - h.content_type.p, "multipart/mixed", &inner, &err) ||
@@ -696,6 +707,11 @@ batch_parse(Req *r, const char *ctype, const char *start, size_t len,
 			goto out;
 		}
 		(*nsubs)++;
+		if (strcmp(subs[*nsubs - 1].method, "GET") == 0)
+		{
+			err = "a change set holds inserts, updates and deletes: a query goes alone, outside it";
+			goto out;
+		}
 	}
 out:
 	free(outer);
@@ -705,10 +721,11 @@ out:
 
 /*
  * envelope: the response's batch and change set boundaries (bnd, cs, 64
- * bytes each) and the opening of the change set in out.
+ * bytes each) and the opening of the change set in out.  The answer to a
+ * query has no change set: its part is the batch's (cs is then bnd).
  */
 static void
-envelope(Buf *out, char *bnd, char *cs)
+envelope(Buf *out, char *bnd, char *cs, bool query)
 {
 	char		bid[40],
 				csid[40];
@@ -716,6 +733,11 @@ envelope(Buf *out, char *bnd, char *cs)
 	new_uuid(bid);
 	new_uuid(csid);
 	snprintf(bnd, 64, "batchresponse_%s", bid);
+	if (query)
+	{
+		snprintf(cs, 64, "%s", bnd);
+		return;
+	}
 	snprintf(cs, 64, "changesetresponse_%s", csid);
 	buf_printf(out, "--%s\r\nContent-Type: multipart/mixed; boundary=%s\r\n\r\n", bnd, cs);
 }
@@ -726,7 +748,9 @@ answer_202(Resp *resp, Buf *out, const char *bnd, const char *cs)
 {
 	char		ctbuf[128];
 
-	buf_printf(out, "--%s--\r\n--%s--\r\n", cs, bnd);
+	if (strcmp(cs, bnd) != 0)
+		buf_printf(out, "--%s--\r\n", cs);
+	buf_printf(out, "--%s--\r\n", bnd);
 	snprintf(ctbuf, sizeof(ctbuf), "multipart/mixed; boundary=%s", bnd);
 	resp->status = 202;
 	resp->body.len = 0;
@@ -741,7 +765,7 @@ answer_202(Resp *resp, Buf *out, const char *bnd, const char *cs)
  * its message prefixed "<index>:" unless it already is.
  */
 static void
-answer_failed_op(Req *r, Resp *resp, int index, int http, const char *code,
+answer_failed_op(Req *r, Resp *resp, bool query, int index, int http, const char *code,
 				 const char *message, const char *reason)
 {
 	Resp		eresp = {0};
@@ -755,7 +779,7 @@ answer_failed_op(Req *r, Resp *resp, int index, int http, const char *code,
 	else
 		buf_printf(&msg, "%d:%s", index, message);
 	resp_error(r, &eresp, http, code, msg.data, reason);
-	envelope(&out, bnd, cs);
+	envelope(&out, bnd, cs, query);
 	part_start(&out, cs, http);
 	buf_printf(&out, "DataServiceVersion: 1.0;\r\nContent-Type: %s\r\n\r\n%s\r\n",
 			   json_ctype(r->level), eresp.body.data);
@@ -778,14 +802,14 @@ answer_failed_op(Req *r, Resp *resp, int index, int http, const char *code,
  * from the keys the request sent.
  */
 static void
-answer_results(Req *r, Resp *resp, const char *table, SubReq *subs, int nsubs,
+answer_results(Req *r, Resp *resp, bool query, const char *table, SubReq *subs, int nsubs,
 			   json_object *ops, PGresult *res)
 {
 	Buf			out = {0};
 	char		bnd[64],
 				cs[64];
 
-	envelope(&out, bnd, cs);
+	envelope(&out, bnd, cs, query);
 	for (int i = 0; i < nsubs; i++)
 	{
 		int			status = PQgetisnull(res, i, 0) ? 204 : atoi(PQgetvalue(res, i, 0));
@@ -851,12 +875,14 @@ handle_batch(Req *r, Resp *resp)
 	SubReq		subs[GW_MAX_BATCH_OPS];
 	int			nsubs = 0;
 	bool		too_many;
+	bool		query;
 	json_object *ops = NULL;
 	const char *vals[2];
 	DbErr		derr;
 	PGresult   *res;
 
-	err = batch_parse(r, req_header(r, "Content-Type"), r->body.data, r->body.len, subs, &nsubs, &too_many);
+	err = batch_parse(r, req_header(r, "Content-Type"), r->body.data, r->body.len, subs, &nsubs,
+					  &too_many, &query);
 	if (err != NULL)
 		goto bad;
 	/* one table; every operation well-formed and allowed by the SAS */
@@ -876,7 +902,7 @@ handle_batch(Req *r, Resp *resp)
 		{
 			if (!dup)
 				goto bad;
-			answer_failed_op(r, resp, i, 400, "DuplicatePropertiesSpecified",
+			answer_failed_op(r, resp, query, i, 400, "DuplicatePropertiesSpecified",
 							 GW_JSON_DUPLICATE_MESSAGE, err);
 			goto done;
 		}
@@ -916,7 +942,7 @@ handle_batch(Req *r, Resp *resp)
 			db_error_response(r, resp, &derr);	/* the batch did not run */
 		else
 		{
-			answer_failed_op(r, resp, derr.batch_index >= 0 ? derr.batch_index : 0,
+			answer_failed_op(r, resp, query, derr.batch_index >= 0 ? derr.batch_index : 0,
 							 derr.http, derr.code, derr.message, derr.reason);
 			db_err_free(&derr);
 		}
@@ -931,7 +957,7 @@ handle_batch(Req *r, Resp *resp)
 				   "Server encountered an internal error. Please try again after some time.", NULL);
 	}
 	else
-		answer_results(r, resp, subs[0].table, subs, nsubs, ops, res);
+		answer_results(r, resp, query, subs[0].table, subs, nsubs, ops, res);
 	PQclear(res);
 	goto done;
 

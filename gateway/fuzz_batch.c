@@ -119,6 +119,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	SubReq		subs[GW_MAX_BATCH_OPS];
 	int			nsubs;
 	bool		too_many;
+	bool		query;
 	char	   *table,
 			   *pk,
 			   *rk;
@@ -130,7 +131,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ctype = xstrndup((const char *) data, nl - data);
 	blen = size - (nl - data) - 1;
 	body = xstrndup((const char *) nl + 1, blen);	/* NUL-terminated, as a Buf is */
-	batch_parse(&r, ctype, body, blen, subs, &nsubs, &too_many);
+	batch_parse(&r, ctype, body, blen, subs, &nsubs, &too_many, &query);
 	for (int i = 0; i < nsubs; i++)
 	{
 		json_object *op = NULL;

@@ -164,6 +164,7 @@ typedef struct Req
 	bool		unknown_acct;	/* acct is a stand-in that never
 								 * authenticates */
 	struct Conn *owner;			/* the connection it belongs to */
+	bool		secondary;		/* addressed as <account>-secondary */
 	char	   *raw_path;		/* path as sent, still percent-encoded */
 	char	   *rest;			/* decoded path after the account */
 	Param		params[GW_MAX_PARAMS];

@@ -80,6 +80,21 @@ negotiate(Req *r, Resp *resp)
 	return ok;
 }
 
+/* is_sas_param: whether a query parameter is a field of a SAS. */
+static bool
+is_sas_param(const char *name)
+{
+	static const char *const fields[] = {
+		"sv", "ss", "srt", "sp", "st", "se", "sip", "spr", "sig", "ses", "si", "tn",
+		"spk", "srk", "epk", "erk",
+	};
+
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+		if (strcmp(name, fields[i]) == 0)
+			return true;
+	return false;
+}
+
 /* parse_query: split and percent-decode the query string. */
 static bool
 parse_query(Req *r, Resp *resp, char *q)
@@ -119,7 +134,13 @@ parse_query(Req *r, Resp *resp, char *q)
 			for (int i = 0; i < r->nparams - 1; i++)
 				if (strcmp(r->params[i].name, r->params[r->nparams - 1].name) == 0)
 				{
-					bad_request(r, resp, "InvalidQueryParameterValue", "a query parameter is given twice");
+					/* a SAS with a field twice is no SAS: authentication fails */
+					if (is_sas_param(r->params[i].name))
+						resp_error(r, resp, 403, "AuthenticationFailed",
+								   "Server failed to authenticate the request. Make sure the value of Authorization header is formed correctly including the signature.",
+								   "a SAS parameter is given twice");
+					else
+						bad_request(r, resp, "InvalidQueryParameterValue", "a query parameter is given twice");
 					return false;
 				}
 		}
@@ -158,7 +179,10 @@ resolve_account(Req *r, Resp *resp, const char **rest_raw)
 		Account    *a = find_account(host, label);
 
 		if (a == NULL && label > 10 && strncmp(dot - 10, "-secondary", 10) == 0)
+		{
 			a = find_account(host, label - 10);
+			r->secondary = a != NULL;
+		}
 
 		if (a != NULL)
 		{
@@ -180,7 +204,10 @@ resolve_account(Req *r, Resp *resp, const char **rest_raw)
 	seglen = seg_end - (path + 1);
 	r->acct = find_account(path + 1, seglen);
 	if (r->acct == NULL && seglen > 10 && strncmp(seg_end - 10, "-secondary", 10) == 0)
+	{
 		r->acct = find_account(path + 1, seglen - 10);
+		r->secondary = r->acct != NULL;
+	}
 	if (r->acct == NULL)
 	{
 		r->acct = unknown_account(path + 1, seglen);
@@ -1039,6 +1066,13 @@ service(Req *r, Resp *resp)
 	}
 	if (!sas_allows(r, resp, "service_get", NULL, NULL, NULL))
 		return;
+	if (strcmp(comp, "stats") == 0 && !r->secondary)
+	{
+		/* as the service and Azurite: statistics are the secondary's */
+		bad_request(r, resp, "InvalidQueryParameterValue",
+					"service statistics are served at the secondary endpoint, <account>-secondary");
+		return;
+	}
 	buf_puts(&resp->body, "<?xml version=\"1.0\" encoding=\"utf-8\"?>");
 	{
 		char		when[64];
@@ -1183,6 +1217,13 @@ prepare_request(Req *r, Resp *resp)
 		(r->rest[strlen(r->acct->name)] == '/' || r->rest[strlen(r->acct->name)] == '\0') &&
 		req_param(r, "restype") != NULL)
 		r->rest[0] = '\0';
+	/*
+	 * One trailing "/" addresses the same resource (/Tables/, /t/): Azurite
+	 * serves it, and clients written against it send it; auth.c accepts a
+	 * signature over the path with or without it.
+	 */
+	if (r->rest[0] != '\0' && r->rest[strlen(r->rest) - 1] == '/')
+		r->rest[strlen(r->rest) - 1] = '\0';
 	/*
 	 * Until the request is authenticated its errors come as XML only where
 	 * the service's are XML whatever the path (restype, comp): the path's

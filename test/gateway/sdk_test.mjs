@@ -104,8 +104,21 @@ await test("service properties and statistics", async () => {
 	const p = await svc.getProperties();
 	assert.equal(p.hourMetrics.enabled, false);
 	assert.deepEqual(p.cors, []);
-	const s = await svc.getStatistics();
+});
+
+// Statistics describe the secondary and are served there only, as the
+// service does.  Host-style, the SDK itself asks <account>-secondary.<host>;
+// path-style it asks the endpoint it was given, so an application gives it
+// .../<account>-secondary (as Azurite's tests do).
+await test("service statistics at <account>-secondary; 400 at the primary", async () => {
+	if (hostStyle) {
+		const s = await svc.getStatistics();
+		assert.equal(s.geoReplication.status, "live");
+		return;
+	}
+	const s = await new TableServiceClient(`${url}-secondary`, cred, opts).getStatistics();
 	assert.equal(s.geoReplication.status, "live");
+	await rejects(svc.getStatistics(), 400, "InvalidQueryParameterValue");
 });
 
 await test("set service properties: CORS rules, metrics, a partial update", async () => {

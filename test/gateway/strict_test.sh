@@ -55,9 +55,34 @@ expect "two change sets and a DELETE outside them" 400 InvalidInput
 { cs_open; ins a3; cs_close; op GET "$T(PartitionKey='s',RowKey='ok1')" "" batch_b; printf -- '--batch_b--\r\n'; } >"$tmp/f10b"
 batch "$tmp/f10b"
 expect "a request after the change set" 400 InvalidInput
+# issue 22 item 6: a lone GET of an entity outside a change set is the
+# service's query in a batch, answered by one part outside any change set
 { op GET "$T(PartitionKey='s',RowKey='ok1')" "" batch_b; printf -- '--batch_b--\r\n'; } >"$tmp/f10c"
 batch "$tmp/f10c"
-expect "a lone request outside a change set (not supported yet)" 400 InvalidInput
+expect "a lone GET outside a change set: the batch's query" 202
+check "... its part: 200 with the entity, ETag, no change set" \
+	bash -c "grep -q '^HTTP/1.1 200 OK' '$tmp/body' && grep -q '\"RowKey\":\"ok1\"' '$tmp/body' &&
+		grep -qi '^ETag: W/' '$tmp/body' && ! grep -q changeset '$tmp/body' && grep -q '^--batchresponse_.*--' '$tmp/body'"
+# Azurite's raw form: no empty line after the part's headers, a '?' after the keys
+printf -- '--batch_b\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\nGET %s/%s/%s HTTP/1.1\r\nAccept: application/json;odata=minimalmetadata\r\n--batch_b--\r\n' \
+	"$base" "$acct" "$T(PartitionKey='s',RowKey='nosuch')?" >"$tmp/f10c2"
+batch "$tmp/f10c2"
+expect "the batch's query of a missing entity" 202
+check "... its part: 404 ResourceNotFound, 0:" \
+	bash -c "grep -q '^HTTP/1.1 404 Not Found' '$tmp/body' && grep -q '0:The specified resource does not exist.' '$tmp/body'"
+{ op GET "$T()" "" batch_b; printf -- '--batch_b--\r\n'; } >"$tmp/f10c3"
+batch "$tmp/f10c3"
+expect "a GET of a whole table outside a change set" 400 InvalidInput
+{ op DELETE "$T(PartitionKey='s',RowKey='ok1')" "" batch_b; printf -- '--batch_b--\r\n'; } >"$tmp/f10c4"
+batch "$tmp/f10c4"
+expect "a DELETE outside a change set" 400 InvalidInput
+{ cs_open; ins a11; op GET "$T(PartitionKey='s',RowKey='ok1')"; cs_close; printf -- '--batch_b--\r\n'; } >"$tmp/f10c5"
+batch "$tmp/f10c5"
+expect "a GET inside a change set (a query goes alone)" 400 InvalidInput
+absent="$absent a11"
+{ cs_open; op GET "$T(PartitionKey='s',RowKey='ok1')"; cs_close; printf -- '--batch_b--\r\n'; } >"$tmp/f10c6"
+batch "$tmp/f10c6"
+expect "a change set holding only a GET" 400 InvalidInput
 { cs_open; ins a4; cs_close; } >"$tmp/f10d"
 batch "$tmp/f10d"
 expect "no close delimiter of the batch" 400 InvalidInput
