@@ -66,3 +66,16 @@ fuzz: fuzz/filter_fuzzer
 .PHONY: gateway
 gateway:
 	$(MAKE) -C gateway
+
+# The tiers beyond `make installcheck` (regress and isolation, against a
+# running server): the multi-server TAP tests (test/t, on PostgreSQL's
+# PostgreSQL::Test::Cluster, run as the postgres OS user), and the long
+# random and stress runs, each on throwaway servers of its own.  The test
+# command, tools/run-tests.sh, runs these and everything else.
+.PHONY: tapcheck randomcheck
+tapcheck:
+	PGBIN=$$($(PG_CONFIG) --bindir) tools/run-tap.sh
+randomcheck:
+	PGBIN=$$($(PG_CONFIG) --bindir) bash test/stress.sh
+	PGBIN=$$($(PG_CONFIG) --bindir) bash test/sqlsmith.sh
+	PGBIN=$$($(PG_CONFIG) --bindir) bash test/fuzz_live.sh

@@ -541,7 +541,8 @@ SELECT string_agg(s, E';\n') FROM (
 	FROM pg_class c WHERE c.oid = %1$L::regclass
 	UNION ALL
 	-- the table's stored access policies, which every node keeps
-	SELECT format('SELECT tablestore.set_table_acl(%%L, %%L::jsonb)', t.table_name, a.acl)
+	-- (a DO block: dblink_exec runs commands, not queries)
+	SELECT format('DO %%L', format('BEGIN PERFORM tablestore.set_table_acl(%%L, %%L::jsonb); END', t.table_name, a.acl))
 	FROM tablestore.table_acl a JOIN tablestore.tables t ON t.relation_name = a.relation_name
 	WHERE a.relation_name = %2$L
 ) x$q$, 'tablestore_data.' || quote_ident(rel), rel);

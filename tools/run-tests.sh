@@ -36,9 +36,14 @@ ts_start_server "$TMP" || { status=1; exit 1; }
 # the gateway's HTTP fuzzer reads what the server logged during its run
 export TS_SERVER_LOG=$TMP/server.log
 
+# run CMD...: one step of the suite, with its time (doc/testing.md gives
+# each tier's time from these lines)
 run() {
+	local t0=$SECONDS rc=0
 	echo "== $*"
-	"$@" || status=1
+	"$@" || rc=1
+	[ $rc -eq 0 ] || status=1
+	echo "== ($((SECONDS - t0)) s$([ $rc -eq 0 ] || echo ", FAILED")) $1 ${2:-}"
 }
 
 rm -rf results regression.diffs regression.out

@@ -11,6 +11,17 @@
 set -u
 . "$(dirname "$0")/lib.sh"
 J='Content-Type: application/json'
+# until_sql SQL: wait (at most 10 s) until the query answers t: a condition,
+# not a guess of how long it takes
+until_sql() {
+	local i
+	for i in $(seq 1 100); do
+		[ "$(psql -X -At -d postgres -c "$1")" = t ] && return 0
+		sleep 0.1
+	done
+	echo "timed out waiting for: $1"
+	return 1
+}
 
 call POST "/$acct/Tables" -H "$J" --data '{"TableName":"pooltest"}'
 expect "create table" 201
@@ -30,10 +41,11 @@ check "table owned by the dev account's role" grep -qx gwt_dev "$tmp/owner"
 # hold the table's lock from outside: the one connection waits on it
 psql -X -q -d gwtest -c "BEGIN; LOCK TABLE tablestore_data.pooltest; SELECT pg_sleep(4); COMMIT;" >/dev/null &
 locker=$!
-sleep 0.5
+until_sql "SELECT count(*) > 0 FROM pg_locks l JOIN pg_database d ON d.oid = l.database WHERE d.datname = 'gwtest' AND l.locktype = 'relation' AND l.mode = 'AccessExclusiveLock' AND l.granted"
 (unset sign_in && tmp=$tmp/sub && mkdir "$tmp" && call GET "/$acct/pooltest(PartitionKey='p',RowKey='r')" && echo "$code $err" >"$tmp/../slow") &
 slow=$!
-sleep 0.3
+# the one pooled connection of the account waits on the lock
+until_sql "SELECT count(*) > 0 FROM pg_stat_activity WHERE application_name = 'tablestore-gateway' AND wait_event_type = 'Lock'"
 call GET "/$acct/Tables"
 expect "no free connection within 300 ms" 503 ServerBusy
 wait $slow
@@ -45,7 +57,7 @@ expect "the connection serves again" 200
 # the server ends the pooled session (as a restart would): the next
 # request goes out on a new connection and succeeds
 psql -X -q -At -d postgres -c "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE usename = 'gwt_auth' AND application_name = 'tablestore-gateway'" >"$tmp/killed"
-sleep 0.2
+until_sql "SELECT count(*) = 0 FROM pg_stat_activity WHERE usename = 'gwt_auth' AND application_name = 'tablestore-gateway'"
 call GET "/$acct/pooltest(PartitionKey='p',RowKey='r')"
 expect "after its backends were terminated ($(cat "$tmp/killed"))" 200
 call DELETE "/$acct/Tables('pooltest')"
