@@ -299,6 +299,16 @@ aclxml_element(AclXmlParser *x, int parent, int depth)
 			return aclxml_fail(x, "'>' in character data");
 		if ((unsigned char) *x->p < 0x20 && !aclxml_is_space(*x->p))
 			return aclxml_fail(x, "a control character in character data");
+		if (*x->p == '\r')
+		{
+			/* end-of-line handling (XML 1.0, 2.11): CR LF and CR read as LF */
+			if (!aclxml_put(x, n, "\n", 1))
+				return false;
+			x->p++;
+			if (x->p < x->end && *x->p == '\n')
+				x->p++;
+			continue;
+		}
 		if (!aclxml_put(x, n, x->p, 1))
 			return false;
 		x->p++;
@@ -475,18 +485,41 @@ out:
 	return out;
 }
 
-/* aclxml_escape: s as XML character data. */
+/*
+ * aclxml_escape: s (UTF-8) as XML character data that a parser reads back
+ * as s: markup characters and the whitespace that parsers normalise (CR,
+ * and TAB and LF for symmetry) as references.  A character XML 1.0 cannot
+ * carry at all (other C0 controls, U+FFFE, U+FFFF), which set_table_acl
+ * refuses and only a direct write of the catalog could store, is written
+ * as U+FFFD, so the document stays well-formed.
+ */
 static void
 aclxml_escape(Buf *b, const char *s)
 {
 	for (; *s; s++)
 	{
-		if (*s == '&')
+		unsigned char c = (unsigned char) *s;
+
+		if (c == '&')
 			buf_puts(b, "&amp;");
-		else if (*s == '<')
+		else if (c == '<')
 			buf_puts(b, "&lt;");
-		else if (*s == '>')
+		else if (c == '>')
 			buf_puts(b, "&gt;");
+		else if (c == '\r')
+			buf_puts(b, "&#xD;");
+		else if (c == '\n')
+			buf_puts(b, "&#xA;");
+		else if (c == '\t')
+			buf_puts(b, "&#x9;");
+		else if (c < 0x20)
+			buf_puts(b, "\xEF\xBF\xBD");
+		else if (c == 0xEF && (unsigned char) s[1] == 0xBF &&
+				 ((unsigned char) s[2] == 0xBE || (unsigned char) s[2] == 0xBF))
+		{
+			buf_puts(b, "\xEF\xBF\xBD");
+			s += 2;
+		}
 		else
 			buf_append(b, s, 1);
 	}

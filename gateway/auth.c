@@ -80,52 +80,69 @@ parse_rfc1123(const char *s)
 }
 
 /*
- * parse_iso: a SAS time, "YYYY-MM-DD", "YYYY-MM-DDTHH:MMZ" or
- * "YYYY-MM-DDTHH:MM:SS[.fffffff]Z", to time_t; -1 if malformed.
+ * parse_iso: a SAS time (st, se, or a stored access policy's Start and
+ * Expiry) in exactly one of the service's documented UTC forms
+ * YYYY-MM-DD, YYYY-MM-DDThh:mmZ, YYYY-MM-DDThh:mm:ssZ and
+ * YYYY-MM-DDThh:mm:ss.fffffffZ (1 to 7 digits of fraction; upper-case T and
+ * Z, no leap second, a real day, years 1601 to 9999), the forms
+ * tablestore.set_table_acl takes (src/tableacl.c, time_shape_ok); false
+ * otherwise.  A fraction of a second rounds up when round_up (a start: not
+ * valid before it) and down otherwise (an expiry: not valid from it), so
+ * that truncation never widens the window.
  */
-static time_t
-parse_iso(const char *s)
+static bool
+parse_iso(const char *s, bool round_up, time_t *out)
 {
-	struct tm	tm;
-	int			y, mo, d, h = 0, mi = 0, sec = 0, n = 0;
+	static const char *const shapes[] = {"dddd-dd-dd", "dddd-dd-ddTdd:ddZ", "dddd-dd-ddTdd:dd:ddZ"};
+	static const int mdays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
 	size_t		len = strlen(s);
+	const char *shape = NULL;
+	bool		fraction = false;
+	int			y, mo, d, h = 0, mi = 0, sec = 0;
+	long long	days, yy;
+	unsigned	mp;
 
-	memset(&tm, 0, sizeof(tm));
-	if (len == 10)
+	for (int i = 0; i < 3; i++)
+		if (len == strlen(shapes[i]))
+			shape = shapes[i];
+	if (shape == NULL && len >= 22 && len <= 28 && s[19] == '.' && s[len - 1] == 'Z')
 	{
-		if (sscanf(s, "%4d-%2d-%2d%n", &y, &mo, &d, &n) != 3 || n != 10)
-			return (time_t) -1;
-	}
-	else if (len == 17)
-	{
-		if (sscanf(s, "%4d-%2d-%2dT%2d:%2dZ%n", &y, &mo, &d, &h, &mi, &n) != 5 || n != 17)
-			return (time_t) -1;
-	}
-	else
-	{
-		if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &n) != 6 || n != 19)
-			return (time_t) -1;
-		s += 19;
-		if (*s == '.')
+		for (size_t i = 20; i < len - 1; i++)
 		{
-			s++;
-			if (!(*s >= '0' && *s <= '9'))
-				return (time_t) -1;
-			while (*s >= '0' && *s <= '9')
-				s++;
+			if (s[i] < '0' || s[i] > '9')
+				return false;
+			if (s[i] != '0')
+				fraction = true;
 		}
-		if (strcmp(s, "Z") != 0)
-			return (time_t) -1;
+		shape = "dddd-dd-ddTdd:dd:dd";
 	}
-	if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60 || y < 1970)
-		return (time_t) -1;
-	tm.tm_year = y - 1900;
-	tm.tm_mon = mo - 1;
-	tm.tm_mday = d;
-	tm.tm_hour = h;
-	tm.tm_min = mi;
-	tm.tm_sec = sec;
-	return timegm(&tm);
+	if (shape == NULL)
+		return false;
+	for (size_t i = 0; shape[i]; i++)
+		if (shape[i] == 'd' ? (s[i] < '0' || s[i] > '9') : s[i] != shape[i])
+			return false;
+#define DIGITS2(p) (((p)[0] - '0') * 10 + ((p)[1] - '0'))
+	y = DIGITS2(s) * 100 + DIGITS2(s + 2);
+	mo = DIGITS2(s + 5);
+	d = DIGITS2(s + 8);
+	if (len > 10)
+	{
+		h = DIGITS2(s + 11);
+		mi = DIGITS2(s + 14);
+		if (len > 17)
+			sec = DIGITS2(s + 17);
+	}
+#undef DIGITS2
+	if (y < 1601 || mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] || h > 23 || mi > 59 || sec > 59)
+		return false;
+	if (mo == 2 && d == 29 && !(y % 4 == 0 && (y % 100 != 0 || y % 400 == 0)))
+		return false;
+	/* days since 1970-01-01 of the proleptic Gregorian date (years from March) */
+	yy = y - (mo <= 2);
+	mp = (unsigned) (mo + 9) % 12;
+	days = 365 * yy + yy / 4 - yy / 100 + yy / 400 + (153 * mp + 2) / 5 + d - 1 - 719468;
+	*out = (time_t) (days * 86400 + h * 3600 + mi * 60 + sec + (fraction && round_up ? 1 : 0));
+	return true;
 }
 
 /*
@@ -310,6 +327,27 @@ sip_allows(Req *r, const char *sip)
 #define POLICY_UNUSABLE "the stored access policy named by si does not exist"
 
 /*
+ * sas_perms_valid: sp (the SAS's own or its policy's) is a set of the
+ * service's permission letters: r, a, u, d for a table SAS (as a stored
+ * access policy's Permission, src/tableacl.c), the account SAS letters for
+ * an account SAS; each at most once.  Unknown letters are refused (403
+ * AuthenticationFailed, as the service refuses malformed signature fields)
+ * rather than ignored.
+ */
+static bool
+sas_perms_valid(const char *sp, bool account_sas)
+{
+	const char *letters = account_sas ? "rwdlacupxytfi" : "raud";
+
+	if (sp == NULL || *sp == '\0')
+		return false;
+	for (const char *p = sp; *p; p++)
+		if (strchr(letters, *p) == NULL || strchr(p + 1, *p) != NULL)
+			return false;
+	return true;
+}
+
+/*
  * sas_policy: apply the stored access policy si of a table SAS whose
  * signature verified: its Start, Expiry and Permission take the place of
  * the SAS's st, se and sp (into stbuf, sebuf and the Sas), as the service
@@ -409,6 +447,8 @@ sas(Req *r, Resp *resp)
 	char	   *mine;
 	bool		ok;
 	time_t		now = time(NULL);
+	time_t		tse,
+				tst;
 
 	/* sp may come from a table SAS's stored access policy instead */
 	if (sv == NULL || (req_param(r, "sp") == NULL && si == NULL))
@@ -467,11 +507,15 @@ sas(Req *r, Resp *resp)
 		return auth_fail(r, resp, "AuthenticationFailed", "the SAS signature does not match");
 	if (si != NULL && !sas_policy(r, resp, si, &st, &se, stbuf, sebuf, sizeof(stbuf)))
 		return false;
-	if (se == NULL || parse_iso(se) == (time_t) -1)
+	if (!sas_perms_valid(r->sas.perms, r->sas.account_sas))
+		return auth_fail(r, resp, "AuthenticationFailed",
+						 r->sas.account_sas ? "the SAS's permissions (sp) are not a set of the letters r, w, d, l, a, c, u, p, x, y, t, f, i" :
+						 "the SAS's permissions (sp) are not a set of the letters r, a, u, d");
+	if (se == NULL || !parse_iso(se, false, &tse))
 		return auth_fail(r, resp, "AuthenticationFailed", "the SAS has no valid expiry (se)");
-	if (now >= parse_iso(se))
+	if (now >= tse)
 		return auth_fail(r, resp, "AuthenticationFailed", "the SAS has expired");
-	if (st != NULL && (parse_iso(st) == (time_t) -1 || now < parse_iso(st)))
+	if (st != NULL && (!parse_iso(st, true, &tst) || now < tst))
 		return auth_fail(r, resp, "AuthenticationFailed", "the SAS is not valid yet (st)");
 	if (spr != NULL && strcmp(spr, "https,http") != 0 && strcmp(spr, "http,https") != 0 &&
 		!(strcmp(spr, "https") == 0 && gw_config.tls))

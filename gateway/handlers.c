@@ -1298,6 +1298,10 @@ handle_request(Req *r, Resp *resp)
 
 	if (r->rest[0] == '\0')
 		service(r, resp);
+	else if (req_param(r, "comp") != NULL && strncmp(r->rest, "Tables", 6) == 0 &&
+			 (r->rest[6] == '\0' || r->rest[6] == '('))
+		/* comp=acl is a table's (/<table>), not the table list's (attack-acl F4) */
+		bad_request(r, resp, "InvalidQueryParameterValue", "comp is not a parameter of Tables");
 	else if (strcmp(r->rest, "Tables") == 0 || strcmp(r->rest, "Tables()") == 0)
 	{
 		if (strcmp(m, "GET") == 0)
@@ -1337,10 +1341,10 @@ handle_request(Req *r, Resp *resp)
 	}
 	else if (!parse_entity_path(r->rest, &table, &pk, &rk, &has_keys))
 		bad_request(r, resp, "InvalidUri", "expected <table>, <table>() or <table>(PartitionKey='<pk>',RowKey='<rk>')");
-	else if (req_param(r, "comp") != NULL && !has_keys)
+	else if (req_param(r, "comp") != NULL && strchr(r->rest, '(') == NULL)
 		table_acl(r, resp, table);
 	else if (req_param(r, "comp") != NULL)
-		bad_request(r, resp, "InvalidQueryParameterValue", "comp is not a parameter of an entity");
+		bad_request(r, resp, "InvalidQueryParameterValue", "comp is a parameter of /<table> only, not of <table>() or an entity");
 	else if (!has_keys)
 	{
 		if (strcmp(m, "GET") == 0)

@@ -504,16 +504,33 @@ COMMENT ON FUNCTION tablestore.error_codes() IS 'the Table service error codes a
 
 -- Stored access policies (Get/Set Table ACL, issue 22 item 8): begin
 -- A table's policies, one jsonb array of {"Id", "Start", "Expiry",
--- "Permission"} (src/tableacl.c), removed with the table's catalog row.
+-- "Permission"} (src/tableacl.c), removed with the table's catalog row by
+-- the trigger below (delete_table, the event trigger of a dropped
+-- relation, a stale row's repair); create_table removes a row left over
+-- for its name.  No foreign key to tablestore.tables: a parallel
+-- pg_restore loads the two catalogs' data in any order.
 CREATE TABLE tablestore.table_acl (
-	relation_name pg_catalog.text PRIMARY KEY
-		REFERENCES tablestore.tables (relation_name) ON DELETE CASCADE,
+	relation_name pg_catalog.text PRIMARY KEY,
 	acl pg_catalog.jsonb NOT NULL,
 	CHECK (pg_catalog.jsonb_typeof(acl) OPERATOR(pg_catalog.=) 'array'
 		AND pg_catalog.jsonb_array_length(acl) OPERATOR(pg_catalog.<=) 5)
 );
 COMMENT ON TABLE tablestore.table_acl IS 'tablestore: the stored access policies of each table';
 SELECT pg_catalog.pg_extension_config_dump('tablestore.table_acl', '');
+
+CREATE FUNCTION tablestore._tables_deleted() RETURNS trigger
+	LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	DELETE FROM tablestore.table_acl a USING old_rows o
+	WHERE a.relation_name OPERATOR(pg_catalog.=) o.relation_name;
+	RETURN NULL;
+END
+$$;
+COMMENT ON FUNCTION tablestore._tables_deleted() IS 'internal: removes the stored access policies of deleted tables';
+REVOKE EXECUTE ON FUNCTION tablestore._tables_deleted() FROM PUBLIC;
+CREATE TRIGGER tables_deleted AFTER DELETE ON tablestore.tables
+	REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION tablestore._tables_deleted();
 
 CREATE FUNCTION tablestore.set_table_acl(table_name text, acl jsonb) RETURNS void
 	AS 'MODULE_PATHNAME', 'set_table_acl' LANGUAGE C VOLATILE;

@@ -346,14 +346,16 @@ COMMENT ON FUNCTION tablestore._query_page_keyed(text, text, text, integer, text
 -- Stored access policies (Get/Set Table ACL, issue 22 item 8): begin
 -- Every node keeps a table's policies with its copy of the table (so that
 -- delete_table, run on every node, removes them): set replaces them on
--- every node, get reads every node's and answers them if they agree.
+-- every node under the table's name lock, get reads the node of partition
+-- 0 under the same lock in share mode (the nodes agree when no set is in
+-- flight; one remote call, not one per partition, per SAS with si).
 CREATE FUNCTION tablestore_router._set_table_acl(table_name text, acl jsonb)
 	RETURNS SETOF jsonb
 	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON ALL;
 	SELECT tablestore._routed_set_table_acl(table_name, acl) AS _set_table_acl; $$;
 CREATE FUNCTION tablestore_router._get_table_acl(table_name text)
 	RETURNS SETOF jsonb
-	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON ALL;
+	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON 0;
 	SELECT tablestore._routed_get_table_acl(table_name) AS _get_table_acl; $$;
 REVOKE EXECUTE ON FUNCTION tablestore_router._set_table_acl(text, jsonb), tablestore_router._get_table_acl(text) FROM PUBLIC;
 

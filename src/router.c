@@ -1511,8 +1511,14 @@ router_delete_table(PG_FUNCTION_ARGS)
  * every node, removes them, and each node checks the caller's rights on its
  * relation.  set_table_acl replaces them on every node (under the table's
  * name lock, as create_table and delete_table; a node's error is raised and
- * the call can be repeated, replacing all again); get_table_acl reads them
- * from every node and answers them only if the nodes agree.
+ * the call can be repeated, replacing all again).  get_table_acl takes the
+ * same name lock in share mode, so that it never reads a set half applied
+ * (the nodes commit one at a time): it sees the list before the set or the
+ * one after.  As the nodes agree when no set is in flight, it reads one
+ * node (that of partition 0): the gateway looks a SAS's policy (si) up on
+ * every request, and a read of every partition cost one remote call each.
+ * A set that failed on some node leaves the nodes differing until it is
+ * repeated (its error says so); get answers partition 0's node's list.
  */
 TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(router_set_table_acl);
 Datum
@@ -1549,12 +1555,19 @@ router_get_table_acl(PG_FUNCTION_ARGS)
 	RemoteRow  *rows;
 	int			nrows;
 	Jsonb	   *first = NULL;
+	LOCKTAG		name_tag;
+	bool		named = table_name_tag(ARG_TEXT(0), &name_tag);
 
+	/* share mode: gets run together, a set (exclusive) waits for them */
+	if (named)
+		(void) LockAcquire(&name_tag, ShareLock, false, false);
 	lock_partitions(-1);
 	args[0] = PG_GETARG_DATUM(0);
 	nulls[0] = PG_ARGISNULL(0);
 	rows = call_remote_rows("tablestore_router._get_table_acl(pg_catalog.text)", 1, args, nulls, &nrows);
 	unlock_partitions(-1);
+	if (named)
+		(void) LockRelease(&name_tag, ShareLock, false);
 	for (int r = 0; r < nrows; r++)
 	{
 		Jsonb	   *jb;

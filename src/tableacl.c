@@ -3,15 +3,16 @@
  * tableacl.c
  *	  Stored access policies of a table (the service's Get and Set Table
  *	  ACL): up to five signed identifiers, each an Id of at most 64
- *	  characters and an optional Start, Expiry and Permission (letters of
- *	  "raud").  A shared access signature naming one (si) takes its window
+ *	  UTF-16 code units without control characters and an optional Start,
+ *	  Expiry and Permission (letters of "raud").  A shared access signature naming one (si) takes its window
  *	  and permissions from it, so removing it revokes every such signature.
  *
  * The policies of a table are one jsonb array in catalog table
- * tablestore.table_acl, keyed by the table's relation name and referencing
- * its row of tablestore.tables with ON DELETE CASCADE: delete_table (and the
- * event trigger of a dropped relation) removes them, and a table created
- * again under the same name starts with none.  Setting them needs ownership
+ * tablestore.table_acl, keyed by the table's relation name, with no foreign
+ * key (a parallel pg_restore loads the catalogs in any order): a trigger on
+ * tablestore.tables removes them with the table's row (delete_table, the
+ * event trigger of a dropped relation), and create_table removes a row left
+ * for its name, so a table created again starts with none.  Setting them needs ownership
  * of the table's relation (as delete_table), reading them SELECT on it (as
  * reading its entities; the gateway reads them as the account's role to
  * check a SAS).  The catalog is written and read with its owner's rights
@@ -83,10 +84,46 @@ policy_string(JsonbContainer *obj, const char *key, int *found)
 }
 
 /*
+ * time_shape_ok: s has exactly one of the forms YYYY-MM-DD,
+ * YYYY-MM-DDThh:mmZ, YYYY-MM-DDThh:mm:ssZ, YYYY-MM-DDThh:mm:ss.fffffffZ (1
+ * to 7 digits of fraction), upper-case T and Z: the UTC forms that the
+ * service documents for a SAS's st and se and for a policy's Start and
+ * Expiry (whose "TZD" must be UTC, i.e. Z), and that the gateway's SAS
+ * check (gateway/auth.c, parse_iso) takes.  The values are checked after.
+ */
+static bool
+time_shape_ok(const char *s, size_t len)
+{
+	static const char *const shapes[] = {"dddd-dd-dd", "dddd-dd-ddTdd:ddZ", "dddd-dd-ddTdd:dd:ddZ"};
+	const char *shape = NULL;
+
+	for (int i = 0; i < (int) lengthof(shapes); i++)
+		if (len == strlen(shapes[i]))
+			shape = shapes[i];
+	if (shape == NULL && len >= 22 && len <= 28)
+	{
+		/* the fraction: dddd-dd-ddTdd:dd:dd.f...Z */
+		for (size_t i = 20; i < len - 1; i++)
+			if (s[i] < '0' || s[i] > '9')
+				return false;
+		if (s[19] != '.' || s[len - 1] != 'Z')
+			return false;
+		shape = "dddd-dd-ddTdd:dd:dd";
+		len = 19;
+	}
+	if (shape == NULL)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (shape[i] == 'd' ? (s[i] < '0' || s[i] > '9') : s[i] != shape[i])
+			return false;
+	return true;
+}
+
+/*
  * policy_time: a policy's Start or Expiry in one of the service's ISO 8601
- * forms (YYYY-MM-DD, YYYY-MM-DDThh:mmZ, YYYY-MM-DDThh:mm:ss[.fffffff]Z, in
- * UTC), as the service writes a DateTime (trailing zeros trimmed); the
- * service's InvalidXmlDocument otherwise.
+ * forms (time_shape_ok), as the service writes a DateTime (trailing zeros
+ * trimmed); the service's InvalidXmlDocument otherwise (so for a leap
+ * second, which a SAS's st and se refuse too).
  */
 static char *
 policy_time(const char *id, const char *what, const char *s)
@@ -95,7 +132,9 @@ policy_time(const char *id, const char *what, const char *s)
 	char		full[64];
 	int64_t		ticks;
 
-	if (len == 10)
+	if (!time_shape_ok(s, len))
+		full[0] = '\0';
+	else if (len == 10)
 		snprintf(full, sizeof(full), "%sT00:00:00Z", s);
 	else if (len == 17 && s[10] == 'T' && s[16] == 'Z')
 		snprintf(full, sizeof(full), "%.16s:00Z", s);
@@ -107,6 +146,44 @@ policy_time(const char *id, const char *what, const char *s)
 		acl_invalid(errmsg("%s \"%s\" of stored access policy \"%s\" is not a valid UTC date and time",
 						   what, ts_clip(s, strlen(s)), id));
 	return ts_format_datetime(ticks);
+}
+
+/*
+ * check_id: an Id as the service takes it: at most 64 characters counted
+ * as the service counts them (UTF-16 code units: a character beyond the
+ * BMP counts two), and only characters that XML 1.0 allows and that are not
+ * control characters (C0, DEL, C1; U+FFFE and U+FFFF are not XML
+ * characters), so that Get Table ACL writes every Id as well-formed XML
+ * that reads back as the same Id; InvalidXmlDocument otherwise.
+ */
+static void
+check_id(const char *id)
+{
+	int			units = 0;
+	const unsigned char *p = (const unsigned char *) id;
+
+	while (*p)
+	{
+		pg_wchar	c;
+		int			len = pg_utf_mblen(p);
+
+		if (GetDatabaseEncoding() == PG_UTF8)
+			c = utf8_to_unicode(p);
+		else
+		{
+			/* other encodings: their ASCII controls, one unit a character */
+			c = *p < 0x80 ? *p : 0x100;
+			len = pg_mblen((const char *) p);
+		}
+		if (c < 0x20 || (c >= 0x7F && c <= 0x9F) || c == 0xFFFE || c == 0xFFFF)
+			acl_invalid(errmsg("stored access policy Id \"%s\" holds a control character or one that XML does not allow (U+%04X)",
+							   ts_clip(id, strlen(id)), (unsigned int) c));
+		units += c >= 0x10000 ? 2 : 1;
+		p += len;
+	}
+	if (units > ACL_MAX_ID_CHARS)
+		acl_invalid(errmsg("stored access policy Id \"%s\" is longer than %d characters (UTF-16 code units)",
+						   ts_clip(id, strlen(id)), ACL_MAX_ID_CHARS));
 }
 
 /*
@@ -160,9 +237,7 @@ canonical_acl(Jsonb *acl)
 					   errmsg("a stored access policy has members other than Id, Start, Expiry and Permission"));
 		if (id == NULL)
 			acl_invalid(errmsg("stored access policy %d has no Id", i + 1));
-		if (pg_mbstrlen(id) > ACL_MAX_ID_CHARS)
-			acl_invalid(errmsg("stored access policy Id \"%s\" is longer than %d characters",
-							   ts_clip(id, strlen(id)), ACL_MAX_ID_CHARS));
+		check_id(id);
 		for (int j = 0; j < i; j++)
 			if (strcmp(ids[j], id) == 0)
 				acl_invalid(errmsg("stored access policy Id \"%s\" is given twice", ts_clip(id, strlen(id))));

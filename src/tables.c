@@ -289,6 +289,20 @@ create_table(PG_FUNCTION_ARGS)
 	}
 
 	/*
+	 * A new table has no stored access policies: a row left for the name
+	 * (its table's catalog row deleted while triggers did not fire, or
+	 * restored alone) goes.  An installation not yet updated to 0.6.0 has
+	 * no such catalog.
+	 */
+	if (OidIsValid(RangeVarGetRelid(makeRangeVar(TS_SCHEMA, "table_acl", -1), NoLock, true)))
+	{
+		ret = exec_catalog("DELETE FROM " TS_SCHEMA ".table_acl WHERE relation_name OPERATOR(pg_catalog.=) $1",
+						   1, argtypes + 1, values + 1);
+		if (ret != SPI_OK_DELETE)
+			elog(ERROR, "could not delete from the tablestore catalog: %s", SPI_result_code_string(ret));
+	}
+
+	/*
 	 * The entity relation, created with the caller's rights, and its only
 	 * index: the unique tskey index on the keys (doc/index-am.md).  Until
 	 * ALTER EXTENSION UPDATE has created the access method (this library

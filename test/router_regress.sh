@@ -88,7 +88,7 @@ psql -X -At -d tablestore -c "$sigs" > "$OUT/router.sigs" &&
 	psql -X -At -h "$DIR/shard0" -d tablestore -c "$sigs" > "$OUT/node.sigs" || status=1
 extra=$(comm -23 "$OUT/router.sigs" "$OUT/node.sigs")
 node_only=$(comm -13 "$OUT/router.sigs" "$OUT/node.sigs" | sed 's/(.*//' | tr '\n' ' ')
-want="_check_entity_relation _ddl_command_end _routed_create_table _routed_create_table_if_absent _routed_delete_entity _routed_delete_table _routed_delete_table_if_exists _routed_execute_batch _routed_explain_query _routed_get_entity _routed_get_table_acl _routed_insert_entity _routed_insert_or_merge_entity _routed_insert_or_replace_entity _routed_list_tables _routed_merge_entity _routed_query_check _routed_query_entities_page _routed_query_entities_page_json _routed_query_page _routed_set_table_acl _routed_update_entity _sql_drop create_table_if_absent delete_table_if_exists key_is_valid tskey_handler verify_index "
+want="_check_entity_relation _ddl_command_end _routed_create_table _routed_create_table_if_absent _routed_delete_entity _routed_delete_table _routed_delete_table_if_exists _routed_execute_batch _routed_explain_query _routed_get_entity _routed_get_table_acl _routed_insert_entity _routed_insert_or_merge_entity _routed_insert_or_replace_entity _routed_list_tables _routed_merge_entity _routed_query_check _routed_query_entities_page _routed_query_entities_page_json _routed_query_page _routed_set_table_acl _routed_update_entity _sql_drop _tables_deleted create_table_if_absent delete_table_if_exists key_is_valid tskey_handler verify_index "
 if [ -n "$extra" ] || [ "$node_only" != "$want" ]; then
 	echo "router API: differs from a node's"
 	echo "on the router only, or with another signature: $extra"
@@ -98,20 +98,42 @@ else
 	echo "router API: $(wc -l < "$OUT/router.sigs") functions, each with a node's signature"
 fi
 
-# Stored access policies are kept on every node: get_table_acl answers them
-# only when the nodes agree, and set_table_acl, replacing them on every
-# node, repairs a difference.
+# Stored access policies are kept on every node: set_table_acl replaces
+# them on every node, so that setting them again repairs nodes that differ
+# (a set that failed on some node); get_table_acl reads one node under the
+# table's name lock in share mode, so that a get concurrent with sets sees
+# the list before or after a set, never a set half applied (which read
+# every node and raised "differ between nodes" before): 150 sets, each of a
+# new list, race 300 gets of the same table, and no get may fail.
 acl_q() { psql -X -At -v ON_ERROR_STOP=1 "$@" 2>&1; }
 acl_q -d tablestore -c "SELECT tablestore.create_table('AclDiff')" \
 	-c "SELECT tablestore.set_table_acl('AclDiff', '[{\"Id\": \"p\"}]')" >/dev/null &&
-	acl_q -h "$DIR/shard0" -d tablestore -c "SELECT tablestore.set_table_acl('AclDiff', '[{\"Id\": \"other\"}]')" >/dev/null || status=1
-differ=$(acl_q -d tablestore -c "SELECT tablestore.get_table_acl('AclDiff')")
+	acl_q -h "$DIR/shard1" -d tablestore -c "SELECT tablestore.set_table_acl('AclDiff', '[{\"Id\": \"other\"}]')" >/dev/null || status=1
 repaired=$(acl_q -d tablestore -c "SELECT tablestore.set_table_acl('AclDiff', '[{\"Id\": \"p\"}]')" \
-	-c "SELECT tablestore.get_table_acl('AclDiff')" -c "SELECT tablestore.delete_table('AclDiff')")
-if [[ "$differ" == *"differ between nodes"* ]] && [ "$(echo "$repaired" | sed -n 2p)" = '[{"Id": "p"}]' ]; then
-	echo "router stored access policies: a difference between nodes is reported and repaired by setting them again"
+	-c "SELECT tablestore.get_table_acl('AclDiff')")
+on1=$(acl_q -h "$DIR/shard1" -d tablestore -c "SELECT tablestore.get_table_acl('AclDiff')")
+if [ "$(echo "$repaired" | sed -n 2p)" = '[{"Id": "p"}]' ] && [ "$on1" = '[{"Id": "p"}]' ]; then
+	echo "router stored access policies: nodes that differ are repaired by setting them again"
 else
-	echo "router stored access policies: differing nodes gave: $differ; after setting again: $repaired"
+	echo "router stored access policies: after setting again: $repaired; on shard1: $on1"
+	status=1
+fi
+for i in $(seq 1 150); do
+	echo "SELECT tablestore.set_table_acl('AclDiff', '[{\"Id\": \"stable\"}, {\"Id\": \"v$i\"}]');"
+done >"$OUT/acl_sets.sql"
+for i in $(seq 1 300); do echo "SELECT tablestore.get_table_acl('AclDiff');"; done >"$OUT/acl_gets.sql"
+psql -X -q -At -d tablestore -f "$OUT/acl_sets.sql" >/dev/null 2>"$OUT/acl_sets.err" &
+setter=$!
+psql -X -q -At -d tablestore -f "$OUT/acl_gets.sql" >"$OUT/acl_gets.out" 2>"$OUT/acl_gets.err"
+wait "$setter"
+errors=$(grep -c ERROR "$OUT/acl_sets.err" "$OUT/acl_gets.err" | awk -F: '{ n += $2 } END { print n }')
+gets=$(grep -c '"stable"' "$OUT/acl_gets.out")
+acl_q -d tablestore -c "SELECT tablestore.delete_table('AclDiff')" >/dev/null || status=1
+if [ "$errors" = 0 ] && [ "$gets" = 300 ]; then
+	echo "router stored access policies: 300 gets during 150 sets, no error"
+else
+	echo "router stored access policies: $errors errors, $gets of 300 gets answered, during 150 sets"
+	head -3 "$OUT/acl_sets.err" "$OUT/acl_gets.err"
 	status=1
 fi
 

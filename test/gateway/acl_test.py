@@ -8,7 +8,12 @@ refuses (400 InvalidXmlDocument), a SAS cannot read or set ACLs (403), a
 SAS naming a policy works and stops working on the next request once the
 policy is removed or changed, fields both in the SAS and the policy or in
 neither are 403, an unknown policy or table gets the answer a wrong
-signature gets, and delete_table removes the policies.
+signature gets, and delete_table removes the policies.  The attack on
+ACLs (its F3, F4): GET's XML is well-formed and PUTs back unchanged, Ids
+with control characters or over 64 UTF-16 units are refused, policy times
+and SAS st/se take the same documented UTC forms (no leap second, pre-1970
+starts work), sp with letters not the service's is refused, and comp=acl
+is answered on /<table> only.
 """
 import base64
 import datetime
@@ -243,6 +248,59 @@ check("revoked SAS refused", s == 403 and code(h) == "AuthenticationFailed", (s,
 # an account SAS cannot name a policy
 s, h, b = request("GET", "Tables", query="sv=2019-02-02&ss=t&srt=sco&sp=rl&se=2099-01-01T00:00:00Z&si=read&sig=AAAA", signed=False)
 check("account SAS with si", s == 403 and code(h) == "AuthenticationFailed", (s, h))
+
+# attack-acl F3: GET's XML is well-formed and round-trips; an Id with a
+# character XML 1.0 does not carry or a control character is refused
+import xml.etree.ElementTree as ET
+odd = "a&amp;b&lt;c&gt;d\"e'f \u00e9\U0001F600"
+s, h, b = request("PUT", T, query="comp=acl", body=acl_xml({"Id": odd, "Permission": "r"}))
+check("Id with markup characters set", s == 204, (s, b))
+s, h, b = request("GET", T, query="comp=acl")
+try:
+    got = [e.text for e in ET.fromstring(b.encode()).iter("Id")]
+except ET.ParseError as e:
+    got = e
+check("GET's XML parses and gives the Id back", got == ["a&b<c>d\"e'f \u00e9\U0001F600"], (got, b))
+s, h, b2 = request("PUT", T, query="comp=acl", body=b.encode())
+s2, h, b3 = request("GET", T, query="comp=acl")
+check("GET's XML PUT back gives the same list", s == 204 and b3 == b, (s, b2, b3))
+for name, idxml in [("CR reference", "a&#xD;b"), ("LF reference", "a&#xA;b"), ("raw CR LF", "a\r\nb"),
+                    ("tab", "a\tb"), ("C1 control", "a\u0085b"), ("U+FFFE reference", "a&#xFFFE;")]:
+    s, h, b = request("PUT", T, query="comp=acl", body=acl_xml({"Id": idxml}))
+    check(f"Id refused: {name}", s == 400 and code(h) == "InvalidXmlDocument", (s, code(h), b))
+
+# attack-acl F4: Ids counted in UTF-16 units; the documented UTC forms only,
+# no leap second, in policies and in a SAS alike; a policy Start before
+# 1970 works; sp with letters other than the service's is refused
+s, h, b = request("PUT", T, query="comp=acl", body=acl_xml({"Id": "\U0001F600" * 33}))
+check("Id of 66 UTF-16 units refused", s == 400 and code(h) == "InvalidXmlDocument", (s, code(h)))
+s, h, b = request("PUT", T, query="comp=acl", body=acl_xml({"Id": "\U0001F600" * 32}))
+check("Id of 64 UTF-16 units taken", s == 204, (s, b))
+for name, t in [("leap second", "2016-12-31T23:59:60Z"), ("no Z", "2030-01-01T00:00:00"),
+                ("lower-case t", "2030-01-01t00:00Z"), ("offset", "2030-01-01T00:00+01:00")]:
+    s, h, b = request("PUT", T, query="comp=acl", body=acl_xml({"Id": "t", "Expiry": t}))
+    check(f"policy time refused: {name}", s == 400 and code(h) == "InvalidXmlDocument", (s, code(h)))
+    s, h, b = request("GET", ent, query=table_sas(T, sp="r", se=t), signed=False)
+    check(f"SAS se refused: {name}", s == 403 and code(h) == "AuthenticationFailed", (s, code(h)))
+s, h, b = request("GET", ent, query=table_sas(T, sp="r", st="2016-12-31T23:59:60Z", se=iso(1)), signed=False)
+check("SAS st refused: leap second", s == 403 and code(h) == "AuthenticationFailed", (s, code(h)))
+s, h, b = request("PUT", T, query="comp=acl", body=acl_xml(
+    {"Id": "old", "Start": "1900-01-01", "Expiry": iso(1), "Permission": "r"},
+    {"Id": "bad-sp", "Expiry": iso(1)}))
+check("policy Start before 1970 set", s == 204, (s, b))
+s, h, b = request("GET", ent, query=table_sas(T, si="old"), signed=False)
+check("SAS with a policy Start before 1970 reads", s == 200, (s, b))
+s, h, b = request("GET", ent, query=table_sas(T, sp="r", st="1900-01-01T00:00:00.5Z", se=iso(1)), signed=False)
+check("SAS st before 1970 with a fraction reads", s == 200, (s, b))
+for sp in ("xyzr", "rr", "R"):
+    s, h, b = request("GET", ent, query=table_sas(T, sp=sp, se=iso(1)), signed=False)
+    check(f"SAS sp={sp} refused", s == 403 and code(h) == "AuthenticationFailed", (s, code(h)))
+    s, h, b = request("GET", ent, query=table_sas(T, sp=sp, si="bad-sp"), signed=False)
+    check(f"SAS sp={sp} with si refused", s == 403 and code(h) == "AuthenticationFailed", (s, code(h)))
+# comp=acl belongs to /<table> only
+for path in (f"{T}()", "Tables", "Tables()"):
+    s, h, b = request("GET", path, query="comp=acl")
+    check(f"comp=acl on {path}", s == 400 and code(h) == "InvalidQueryParameterValue", (s, code(h), b[:200]))
 
 # delete_table removes the policies; the same name starts with none
 s, h, b = request("PUT", T, query="comp=acl", body=acl_xml({"Id": "read", "Expiry": iso(1), "Permission": "r"}))

@@ -51,6 +51,24 @@ SELECT pg_temp.code($$SELECT tablestore.set_table_acl('AclT', '[{"Id": "a", "Per
 SELECT pg_temp.code(format($$SELECT tablestore.set_table_acl('AclT', '[{"Id": "%s"}]')$$, repeat('i', 65))) AS id_65;
 SELECT pg_temp.code(format($$SELECT tablestore.set_table_acl('AclT', '[{"Id": "%s"}]')$$, repeat('é', 64))) AS id_64_chars;
 SELECT pg_temp.code($$SELECT tablestore.set_table_acl('AclT', '[{"Permission": "r"}]')$$) AS no_id;
+-- Ids are counted in UTF-16 code units, as the service counts: 32 emoji
+-- are 64 units, 33 are 66 (refused)
+SELECT pg_temp.code(format($$SELECT tablestore.set_table_acl('AclT', '[{"Id": "%s"}]')$$, repeat('😀', 33))) AS id_66_units;
+-- Ids hold no control characters nor characters XML does not allow, so
+-- that Get Table ACL's XML is well-formed and reads back as the Id
+SELECT pg_temp.code($$SELECT tablestore.set_table_acl('AclT', '[{"Id": "p\u0001"}]')$$) AS id_c0;
+SELECT pg_temp.code($$SELECT tablestore.set_table_acl('AclT', '[{"Id": "a\r\nb"}]')$$) AS id_crlf;
+SELECT pg_temp.code($$SELECT tablestore.set_table_acl('AclT', '[{"Id": "a\tb"}]')$$) AS id_tab;
+SELECT pg_temp.code($$SELECT tablestore.set_table_acl('AclT', '[{"Id": "a\u007f"}]')$$) AS id_del;
+SELECT pg_temp.code($$SELECT tablestore.set_table_acl('AclT', '[{"Id": "a\u0085"}]')$$) AS id_c1;
+SELECT pg_temp.code($$SELECT tablestore.set_table_acl('AclT', '[{"Id": "a\ufffe"}]')$$) AS id_fffe;
+-- times: exactly the service's UTC forms (upper-case T and Z, Z required,
+-- at most 7 digits of fraction), no leap second
+SELECT pg_temp.code($$SELECT tablestore.set_table_acl('AclT', '[{"Id": "a", "Start": "2030-01-01T00:00:00"}]')$$) AS no_z;
+SELECT pg_temp.code($$SELECT tablestore.set_table_acl('AclT', '[{"Id": "a", "Start": "2030-01-01t00:00:00z"}]')$$) AS lower_t_z;
+SELECT pg_temp.code($$SELECT tablestore.set_table_acl('AclT', '[{"Id": "a", "Start": "2030-01-01T00:00+01:00"}]')$$) AS offset;
+SELECT pg_temp.code($$SELECT tablestore.set_table_acl('AclT', '[{"Id": "a", "Start": "2030-01-01T00:00:00.12345678Z"}]')$$) AS fraction_8;
+SELECT pg_temp.code($$SELECT tablestore.set_table_acl('AclT', '[{"Id": "a", "Start": "2016-12-31T23:59:60Z"}]')$$) AS leap_second;
 SELECT pg_temp.code($$SELECT tablestore.set_table_acl('AclT', '[{"Id": "a"}, {"Id": "a"}]')$$) AS id_twice;
 SELECT pg_temp.code($$SELECT tablestore.set_table_acl('AclT', '[{"Id": "a", "Expiry": "tomorrow"}]')$$) AS bad_date;
 SELECT pg_temp.code($$SELECT tablestore.set_table_acl('AclT', '[{"Id": "a", "Start": "2024-02-30"}]')$$) AS no_such_day;
