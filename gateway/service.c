@@ -145,8 +145,11 @@ rules_set(CorsCache *c, json_object *props)
  * account.  The caller unlocks it.  When the rules are older than
  * GW_CORS_TTL, one request reads them again (outside the lock), while the
  * others go on with the rules they had, or, before the first read, wait
- * for it.  A read that fails keeps the rules until the next TTL; a read
- * that a Set overtook is dropped (the Set's rules are newer).
+ * for it at most GW_CORS_WAIT_MS and then go on with none (a lock on the
+ * table must not park HTTP threads: the read itself gives up on a lock
+ * after its lock_timeout, db.c's service_props_cors).  A read that fails
+ * keeps the rules until the next TTL; a read that a Set overtook is
+ * dropped (the Set's rules are newer).
  */
 static CorsCache *
 cors_lock(Req *r)
