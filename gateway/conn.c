@@ -155,6 +155,26 @@ mem_release(size_t n)
  * addr_charge: charge n bytes to an address's share (and the budget); with
  * may_refuse, false when either would go over.  addr may be NULL.
  */
+/*
+ * xml_endpoint: whether the request's errors are XML before its query is
+ * parsed (a 413 refused while its body arrives): as handlers.c decides
+ * for an unauthenticated request, by restype or comp in the query.
+ */
+static bool
+xml_endpoint(Req *r)
+{
+	const char *p = r->raw_uri ? strchr(r->raw_uri, '?') : NULL;
+
+	while (p != NULL)
+	{
+		p++;
+		if (strncmp(p, "restype=", 8) == 0 || strncmp(p, "comp=", 5) == 0)
+			return true;
+		p = strchr(p, '&');
+	}
+	return false;
+}
+
 static bool
 addr_charge(AddrSlot *addr, size_t n, bool may_refuse)
 {
@@ -727,6 +747,7 @@ on_request(void *cls, struct MHD_Connection *connection, const char *url, const 
 			 * the 413, if the connection closed now: the body is read and
 			 * dropped, up to GW_MAX_DISCARD, and the 413 sent after it.
 			 */
+			r->xml = xml_endpoint(r);
 			resp_error(r, &r->refusal, 413, "RequestBodyTooLarge",
 					   "The request body is too large and exceeds the maximum permissible limit.", "at most 4 MiB");
 			if (length > GW_MAX_DISCARD)
@@ -791,6 +812,7 @@ on_request(void *cls, struct MHD_Connection *connection, const char *url, const 
 	}
 	if (r->too_large)
 	{
+		r->xml = xml_endpoint(r);
 		resp_error(r, &resp, 413, "RequestBodyTooLarge",
 				   "The request body is too large and exceeds the maximum permissible limit.", "at most 4 MiB");
 		resp.close = true;

@@ -12,11 +12,17 @@
  * is unauthenticated, so it must not cost a database call each.  The cache
  * of an account is refreshed at most every GW_CORS_TTL seconds, by one
  * request at a time (the others use the rules they had meanwhile, or wait
- * for the first read), whether the read succeeds or not; a Set through
- * this gateway replaces it at once.  A Set through another gateway or in SQL is
- * seen within GW_CORS_TTL seconds.  A name that is no account has no rules
- * and costs nothing, so its preflights answer exactly as an account's
- * whose rules do not match: accounts cannot be probed.
+ * at most GW_CORS_WAIT_MS for the first read, then answer as if there were
+ * no rules), whether the read succeeds or not; the read gives up on a lock
+ * after GW_CORS_LOCK_TIMEOUT (a lock on the table held by another session
+ * parks no HTTP thread longer); a Set through this gateway replaces it at
+ * once.  A Set through another gateway or in SQL is seen within
+ * GW_CORS_TTL seconds.  A name that is no account has no rules and costs
+ * nothing, so its preflights answer exactly as an account's whose rules do
+ * not match, and every answer to a request with Origin carries
+ * Vary: Origin, for a known account or not.  Origins and methods are
+ * matched case-sensitively (the service: "exact case-sensitive match"),
+ * header names not.
  *
  *-------------------------------------------------------------------------
  */
@@ -25,11 +31,13 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
 #include <strings.h>
 #include <time.h>
 
 #define GW_CORS_TTL		5		/* seconds a cached rule set is used */
 #define GW_CORS_MAX_RULES	5
+#define GW_CORS_WAIT_MS		1000	/* longest wait for another's first read */
 
 typedef struct CorsRule
 {
@@ -137,8 +145,11 @@ rules_set(CorsCache *c, json_object *props)
  * account.  The caller unlocks it.  When the rules are older than
  * GW_CORS_TTL, one request reads them again (outside the lock), while the
  * others go on with the rules they had, or, before the first read, wait
- * for it.  A read that fails keeps the rules until the next TTL; a read
- * that a Set overtook is dropped (the Set's rules are newer).
+ * for it at most GW_CORS_WAIT_MS and then go on with none (a lock on the
+ * table must not park HTTP threads: the read itself gives up on a lock
+ * after its lock_timeout, db.c's service_props_cors).  A read that fails
+ * keeps the rules until the next TTL; a read that a Set overtook is
+ * dropped (the Set's rules are newer).
  */
 static CorsCache *
 cors_lock(Req *r)
@@ -158,12 +169,11 @@ cors_lock(Req *r)
 
 		c->loading = true;
 		pthread_mutex_unlock(&c->lock);
-		res = db_call(r, "service_props_get", 0, NULL, &err);
-		if (res != NULL)
-		{
+		res = db_call(r, "service_props_cors", 0, NULL, &err);
+		if (res != NULL && !PQgetisnull(res, 0, 0))
 			props = json_tokener_parse(PQgetvalue(res, 0, 0));
+		if (res != NULL)
 			PQclear(res);
-		}
 		else
 			db_err_free(&err);
 		pthread_mutex_lock(&c->lock);
@@ -176,18 +186,30 @@ cors_lock(Req *r)
 		c->loaded_at = now;
 		pthread_cond_broadcast(&c->cond);
 	}
-	while (!c->loaded)
-		pthread_cond_wait(&c->cond, &c->lock);
+	if (!c->loaded)
+	{
+		struct timespec until;
+
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += GW_CORS_WAIT_MS / 1000;
+		until.tv_nsec += (GW_CORS_WAIT_MS % 1000) * 1000000L;
+		if (until.tv_nsec >= 1000000000L)
+			until.tv_sec++, until.tv_nsec -= 1000000000L;
+		while (!c->loaded)
+			if (pthread_cond_timedwait(&c->cond, &c->lock, &until) == ETIMEDOUT)
+				break;			/* not loaded: no rules (nrules is 0) */
+	}
 	return c;
 }
 
 /*
  * list_has: whether the comma-separated list holds the item, compared
- * case-insensitively after trimming blanks; an entry ending in '*' matches
- * as a prefix when prefix is true ("*" alone matches everything).
+ * after trimming blanks, case-insensitively when icase (header names) and
+ * exactly otherwise (origins, methods); an entry ending in '*' matches as
+ * a prefix when prefix is true ("*" alone matches everything).
  */
 static bool
-list_has(const char *list, const char *item, size_t itemlen, bool prefix)
+list_has(const char *list, const char *item, size_t itemlen, bool prefix, bool icase)
 {
 	const char *p = list;
 
@@ -208,9 +230,10 @@ list_has(const char *list, const char *item, size_t itemlen, bool prefix)
 		n = e - s;
 		while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
 			n--;
-		if (n == itemlen && strncasecmp(s, item, n) == 0)
+		if (n == itemlen && (icase ? strncasecmp(s, item, n) : strncmp(s, item, n)) == 0)
 			return true;
-		if (prefix && n > 0 && s[n - 1] == '*' && itemlen >= n - 1 && strncasecmp(s, item, n - 1) == 0)
+		if (prefix && n > 0 && s[n - 1] == '*' && itemlen >= n - 1 &&
+			(icase ? strncasecmp(s, item, n - 1) : strncmp(s, item, n - 1)) == 0)
 			return true;
 		p = *e ? e + 1 : e;
 	}
@@ -221,7 +244,8 @@ list_has(const char *list, const char *item, size_t itemlen, bool prefix)
 static bool
 origin_allowed(const CorsRule *cr, const char *origin)
 {
-	return list_has(cr->origins, "*", 1, false) || list_has(cr->origins, origin, strlen(origin), false);
+	return list_has(cr->origins, "*", 1, false, false) ||
+		list_has(cr->origins, origin, strlen(origin), false, false);
 }
 
 /* headers_allowed: every header the comma-separated list names is allowed. */
@@ -239,7 +263,7 @@ headers_allowed(const CorsRule *cr, const char *headers)
 			e = p + strlen(p);
 		while (s < e && (*s == ' ' || *s == '\t'))
 			s++;
-		if (s < e && !list_has(cr->headers, s, e - s, true))
+		if (s < e && !list_has(cr->headers, s, e - s, true, true))
 			return false;
 		p = *e ? e + 1 : e;
 	}
@@ -275,7 +299,7 @@ cors_preflight(Req *r, Resp *resp)
 		const CorsRule *cr = &c->rules[i];
 		char		age[32];
 
-		if (!origin_allowed(cr, origin) || !list_has(cr->methods, method, strlen(method), false) ||
+		if (!origin_allowed(cr, origin) || !list_has(cr->methods, method, strlen(method), false, false) ||
 			(headers != NULL && !headers_allowed(cr, headers)))
 			continue;
 		snprintf(age, sizeof(age), "%ld", cr->max_age);
@@ -375,9 +399,10 @@ expose_headers(const CorsRule *cr, Resp *resp, Buf *out)
  * allows the origin and the method gives Access-Control-Allow-Origin (the
  * origin, or "*" when the rule allows every origin),
  * Access-Control-Expose-Headers (unless it would be empty), and for a
- * listed origin Vary: Origin and
- * Access-Control-Allow-Credentials; when the account has rules but none
- * matches, Vary: Origin alone.  Requests without Origin get none.
+ * listed origin Access-Control-Allow-Credentials.  Every such answer
+ * carries Vary: Origin, whether the name is an account, has rules or has
+ * one that matches, so that it tells an unauthenticated caller nothing.
+ * Requests without Origin get none.
  */
 void
 cors_response_headers(Req *r, Resp *resp)
@@ -388,15 +413,19 @@ cors_response_headers(Req *r, Resp *resp)
 	if (r->conn == NULL || r->wire_method == NULL || strcmp(r->wire_method, "OPTIONS") == 0)
 		return;
 	origin = req_header(r, "Origin");
-	if (origin == NULL || *origin == '\0' || (c = cors_lock(r)) == NULL)
+	if (origin == NULL || *origin == '\0')
+		return;
+	resp_header(resp, "Vary", "Origin");
+	if ((c = cors_lock(r)) == NULL)
 		return;
 	for (int i = 0; i < c->nrules; i++)
 	{
 		const CorsRule *cr = &c->rules[i];
-		bool		any = list_has(cr->origins, "*", 1, false);
+		bool		any = list_has(cr->origins, "*", 1, false, false);
 		Buf			exposed = {0};
 
-		if (!origin_allowed(cr, origin) || !list_has(cr->methods, r->wire_method, strlen(r->wire_method), false))
+		if (!origin_allowed(cr, origin) ||
+			!list_has(cr->methods, r->wire_method, strlen(r->wire_method), false, false))
 			continue;
 		expose_headers(cr, resp, &exposed);
 		if (exposed.len > 0)
@@ -404,15 +433,10 @@ cors_response_headers(Req *r, Resp *resp)
 		buf_free(&exposed);
 		resp_header(resp, "Access-Control-Allow-Origin", any ? "*" : origin);
 		if (!any)
-		{
-			resp_header(resp, "Vary", "Origin");
 			resp_header(resp, "Access-Control-Allow-Credentials", "true");
-		}
 		pthread_mutex_unlock(&c->lock);
 		return;
 	}
-	if (c->nrules > 0)
-		resp_header(resp, "Vary", "Origin");
 	pthread_mutex_unlock(&c->lock);
 }
 

@@ -41,7 +41,8 @@ fail(XmlReader *x, const char *why)
 }
 
 /* valid_utf8: whether the text is UTF-8 without NUL or control bytes
- * other than tab, newline and carriage return. */
+ * other than tab, newline and carriage return, and without the characters
+ * XML 1.0 does not allow (surrogates, U+FFFE, U+FFFF). */
 static bool
 valid_utf8(const unsigned char *s, size_t len)
 {
@@ -79,7 +80,7 @@ valid_utf8(const unsigned char *s, size_t len)
 			cp = (cp << 6) | (s[i + k] & 0x3f);
 		}
 		if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
-			cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+			cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) || cp == 0xfffe || cp == 0xffff)
 			return false;
 		i += n + 1;
 	}

@@ -67,6 +67,11 @@ CREATE FUNCTION tablestore._may_set_service_properties() RETURNS boolean
 -- needs the account-level right (_may_set_service_properties), enforced
 -- by a row security policy, so that a direct UPDATE is held to it too, and
 -- the CHECK keeps every stored value one that the validation accepted.
+-- PUBLIC has SELECT and INSERT on the table and UPDATE of its column
+-- properties only: no table-level UPDATE, DELETE or TRUNCATE, so that no
+-- role without the right can LOCK it in a mode that blocks the readers
+-- (the gateway's CORS read) or the writers; a row lock (FOR UPDATE) is
+-- held to the update policy, which hides the row from such a role.
 -- _service_properties_clip: a caller's value as a message echoes it: at
 -- most 100 bytes, whole characters, "..." marking a cut (as every echo of
 -- the extension).
@@ -97,7 +102,12 @@ END $$;
 
 -- _service_properties_list: a comma-separated CORS list checked as the
 -- service checks it: at least min_items (0 or 1), at most max_plain items
--- and max_prefixed items that end in "*", each 1..256 characters.
+-- and max_prefixed items that end in "*", each 1..256 characters.  Items
+-- are trimmed of spaces (only) and must be visible ASCII: an origin is
+-- "*" or scheme://host[:port], a header name (what ending in "Headers")
+-- an HTTP token that may end in "*".  So nothing the properties' XML
+-- cannot carry (U+FFFE, control characters) or a response header cannot
+-- (CR, LF, tab) is stored.
 CREATE FUNCTION tablestore._service_properties_list(what text, v text, min_items integer,
 		max_plain integer, max_prefixed integer) RETURNS void
 	LANGUAGE plpgsql IMMUTABLE STRICT SET search_path = pg_catalog AS $$
@@ -114,10 +124,18 @@ BEGIN
 		RETURN;
 	END IF;
 	FOREACH item IN ARRAY string_to_array(v, ',') LOOP
-		item := btrim(item);
+		item := btrim(item, ' ');
 		IF item = '' OR length(item) > 256 THEN
 			PERFORM tablestore._service_properties_fail('InvalidXmlNodeValue',
 				format('each item of %s must have 1 to 256 characters', tablestore._service_properties_clip(what)));
+		END IF;
+		IF what = 'AllowedOrigins' AND item <> '*'
+			AND item !~ '^[A-Za-z][A-Za-z0-9+.-]*://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._~%!$&''()+;=-]+)(:[0-9]{1,5})?$' THEN
+			PERFORM tablestore._service_properties_fail('InvalidXmlNodeValue',
+				format('%s holds an item that is neither * nor an origin scheme://host[:port]', what));
+		ELSIF what <> 'AllowedOrigins' AND item !~ '^[!#$%&''*+.^_`|~0-9A-Za-z-]+$' THEN
+			PERFORM tablestore._service_properties_fail('InvalidXmlNodeValue',
+				format('%s holds an item that is no header name', what));
 		END IF;
 		IF right(item, 1) = '*' THEN
 			prefixed := prefixed + 1;
@@ -181,11 +199,11 @@ BEGIN
 			PERFORM tablestore._service_properties_list('AllowedOrigins', rule->>'AllowedOrigins', 1, 64, 64);
 			PERFORM tablestore._service_properties_list('AllowedHeaders', rule->>'AllowedHeaders', 0, 64, 2);
 			PERFORM tablestore._service_properties_list('ExposedHeaders', rule->>'ExposedHeaders', 0, 64, 2);
-			IF btrim(rule->>'AllowedMethods') = '' THEN
+			IF btrim(rule->>'AllowedMethods', ' ') = '' THEN
 				PERFORM tablestore._service_properties_fail('InvalidXmlNodeValue', 'AllowedMethods must not be empty');
 			END IF;
 			FOREACH m IN ARRAY string_to_array(rule->>'AllowedMethods', ',') LOOP
-				IF btrim(m) NOT IN ('DELETE', 'GET', 'HEAD', 'MERGE', 'POST', 'OPTIONS', 'PUT', 'PATCH') THEN
+				IF btrim(m, ' ') NOT IN ('DELETE', 'GET', 'HEAD', 'MERGE', 'POST', 'OPTIONS', 'PUT', 'PATCH') THEN
 					PERFORM tablestore._service_properties_fail('InvalidXmlNodeValue',
 						'AllowedMethods holds a method other than DELETE, GET, HEAD, MERGE, POST, OPTIONS, PUT, PATCH');
 				END IF;
@@ -291,7 +309,8 @@ CREATE TABLE tablestore.service_properties (
 COMMENT ON TABLE tablestore.service_properties IS 'the account''s service properties (logging, metrics, CORS rules): one row, absent until first set';
 SELECT pg_catalog.pg_extension_config_dump('tablestore.service_properties', '');
 ALTER TABLE tablestore.service_properties ENABLE ROW LEVEL SECURITY;
-GRANT SELECT, INSERT, UPDATE ON tablestore.service_properties TO PUBLIC;
+GRANT SELECT, INSERT ON tablestore.service_properties TO PUBLIC;
+GRANT UPDATE (properties) ON tablestore.service_properties TO PUBLIC;
 CREATE POLICY service_properties_read ON tablestore.service_properties FOR SELECT USING (true);
 CREATE POLICY service_properties_insert ON tablestore.service_properties FOR INSERT
 	WITH CHECK (tablestore._may_set_service_properties());
@@ -314,7 +333,9 @@ COMMENT ON FUNCTION tablestore.get_service_properties() IS 'the account''s servi
 -- set_service_properties: validate and store; the elements the argument
 -- omits keep their stored values (the service's partial update); an
 -- empty Cors list removes every rule.  Returns what get_service_properties
--- now returns.
+-- now returns.  The merge into the stored row is done by the upsert on
+-- the row it locked, so that concurrent Sets of different elements both
+-- keep theirs.
 CREATE FUNCTION tablestore.set_service_properties(properties jsonb) RETURNS jsonb
 	LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog AS $$
 DECLARE
@@ -333,7 +354,7 @@ BEGIN
 			USING ERRCODE = 'insufficient_privilege',
 				HINT = 'Setting them needs CREATE on schema tablestore_data, as creating a table does.';
 	END IF;
-	merged := COALESCE((SELECT s.properties FROM tablestore.service_properties s WHERE s.only_row), '{}');
+	merged := '{}';
 	FOR k IN SELECT jsonb_object_keys(properties) LOOP
 		IF k NOT IN ('Logging', 'HourMetrics', 'MinuteMetrics', 'Cors') THEN
 			PERFORM tablestore._service_properties_fail('InvalidXmlDocument', format('unknown service property %s', tablestore._service_properties_clip(k)));
@@ -341,7 +362,7 @@ BEGIN
 		merged := merged || jsonb_build_object(k, tablestore._service_properties_normalize(k, properties->k));
 	END LOOP;
 	INSERT INTO tablestore.service_properties AS s (only_row, properties) VALUES (true, merged)
-		ON CONFLICT (only_row) DO UPDATE SET properties = excluded.properties;
+		ON CONFLICT (only_row) DO UPDATE SET properties = s.properties OPERATOR(pg_catalog.||) excluded.properties;
 	RETURN tablestore.get_service_properties();
 END $$;
 COMMENT ON FUNCTION tablestore.set_service_properties(jsonb) IS 'set the account''s service properties (omitted elements keep their values)';

@@ -375,9 +375,18 @@ COMMENT ON FUNCTION tablestore.get_table_acl(text) IS 'a table''s stored access 
 CREATE FUNCTION tablestore_router._may_create_tables() RETURNS boolean
 	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON 0;
 	SELECT pg_catalog.has_schema_privilege('tablestore_data', 'CREATE') AS _may_create_tables; $$;
+-- _check_user_mapping: the mapping check of every routed call (a mapping
+-- naming another role is refused, 42501), made before _may_create_tables
+-- asks node 0 (attack F2: a role's own mapping naming a privileged role
+-- made the question answer for that role).
+CREATE FUNCTION tablestore_router._check_user_mapping() RETURNS void
+	AS 'MODULE_PATHNAME', 'router_check_user_mapping' LANGUAGE C VOLATILE;
 CREATE FUNCTION tablestore._may_set_service_properties() RETURNS boolean
-	LANGUAGE sql STABLE SET search_path = pg_catalog
+	LANGUAGE plpgsql STABLE SET search_path = pg_catalog AS $$
+BEGIN
+	PERFORM tablestore_router._check_user_mapping();
 	RETURN tablestore_router._may_create_tables();
+END $$;
 
 -- @service properties@
 

@@ -509,6 +509,22 @@ check_user_mapping(void)
 }
 
 /*
+ * tablestore_router._check_user_mapping() RETURNS void: check_user_mapping
+ * for the SQL functions of the router that call the nodes through PL/Proxy
+ * without a C entry point (_may_set_service_properties asks node 0 through
+ * _may_create_tables), so that a mapping naming another role is refused
+ * there as in every routed call.
+ */
+TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(router_check_user_mapping);
+Datum
+router_check_user_mapping(PG_FUNCTION_ARGS)
+{
+	(void) cluster_shape(NULL);	/* "not configured", if it is not */
+	check_user_mapping();
+	PG_RETURN_VOID();
+}
+
+/*
  * tablestore_router._check_nodes(nodes text[]) RETURNS text[]: configure()'s
  * check of its nodes: each as the router will give it to PL/Proxy (its
  * canonical form), and no node twice.

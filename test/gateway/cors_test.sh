@@ -96,6 +96,18 @@ done
 printf '<StorageServiceProperties>\x01</StorageServiceProperties>' >"$tmp/ctl.xml"
 props "@$tmp/ctl.xml"
 expect "refused: a control character" 400 InvalidXmlDocument
+# characters XML 1.0 does not allow, raw (attack F4: U+FFFE was stored and
+# made Get's answer not well-formed)
+for c in '\xef\xbf\xbe' '\xef\xbf\xbf'; do
+	printf "<StorageServiceProperties><Cors>$(rule "http://a.com$c" GET 5 '' '')</Cors></StorageServiceProperties>" >"$tmp/nonchar.xml"
+	props "@$tmp/nonchar.xml"
+	expect "refused: a raw noncharacter in an origin" 400 InvalidXmlDocument
+done
+# a 413 of the XML endpoint is XML (attack F8)
+head -c $((4 * 1024 * 1024 + 10)) /dev/zero | tr '\0' ' ' >"$tmp/big.xml"
+props "@$tmp/big.xml"
+expect "a body over 4 MiB" 413 RequestBodyTooLarge
+check "413 of the XML endpoint: XML" body '<Code>RequestBodyTooLarge</Code>'
 for doc in "<StorageServiceProperties><Cors>$(rule '*' 'GET,TRACE' 1 '' '')</Cors></StorageServiceProperties>" \
 	"<StorageServiceProperties><Cors>$(rule '*' '' 1 '' '')</Cors></StorageServiceProperties>" \
 	"<StorageServiceProperties><Cors>$(rule '' GET 1 '' '')</Cors></StorageServiceProperties>" \
@@ -106,7 +118,14 @@ for doc in "<StorageServiceProperties><Cors>$(rule '*' 'GET,TRACE' 1 '' '')</Cor
 	"<StorageServiceProperties><Logging><Version>1.0</Version><Delete>true</Delete><Read>true</Read><Write>yes</Write>$rp_off</Logging></StorageServiceProperties>" \
 	"<StorageServiceProperties><Logging><Version>2.0</Version><Delete>true</Delete><Read>true</Read><Write>true</Write>$rp_off</Logging></StorageServiceProperties>" \
 	"<StorageServiceProperties><HourMetrics><Version>1.0</Version><Enabled>false</Enabled><IncludeAPIs>true</IncludeAPIs>$rp_off</HourMetrics></StorageServiceProperties>" \
-	"<StorageServiceProperties><HourMetrics><Version>1.0</Version><Enabled>false</Enabled><RetentionPolicy><Enabled>true</Enabled><Days>366</Days></RetentionPolicy></HourMetrics></StorageServiceProperties>"; do
+	"<StorageServiceProperties><HourMetrics><Version>1.0</Version><Enabled>false</Enabled><RetentionPolicy><Enabled>true</Enabled><Days>366</Days></RetentionPolicy></HourMetrics></StorageServiceProperties>" \
+	"<StorageServiceProperties><Cors>$(rule 'http://a.com' GET 5 'x-a&#10;Set-Cookie: evil=1' '')</Cors></StorageServiceProperties>" \
+	"<StorageServiceProperties><Cors>$(rule 'http://a.com,&#13;http://b.com' GET 5 '' '')</Cors></StorageServiceProperties>" \
+	"<StorageServiceProperties><Cors>$(rule 'http://a.com' GET 5 '' 'x-a,&#9;x-b')</Cors></StorageServiceProperties>" \
+	"<StorageServiceProperties><Cors>$(rule 'http://a.com' 'GET,&#9;PUT' 5 '' '')</Cors></StorageServiceProperties>" \
+	"<StorageServiceProperties><Cors>$(rule 'http://a.com' 'get' 5 '' '')</Cors></StorageServiceProperties>" \
+	"<StorageServiceProperties><Cors>$(rule 'a.com' GET 5 '' '')</Cors></StorageServiceProperties>" \
+	"<StorageServiceProperties><Cors>$(rule 'http://a.com' GET 5 '' 'x a')</Cors></StorageServiceProperties>"; do
 	props "$doc"
 	expect "refused: ${doc:26:100}" 400 InvalidXmlNodeValue
 done
@@ -136,6 +155,14 @@ raw OPTIONS "/$acct/Tables" -H "Origin: http://www.contoso.com" -H "Access-Contr
 expect "preflight: a header no rule allows" 403 CorsPreflightFailure
 raw OPTIONS "/$acct/Tables" -H "Origin: http://www.contoso.com" -H "Access-Control-Request-Method: DELETE"
 expect "preflight: a method no rule allows" 403 CorsPreflightFailure
+# origins and methods match case-sensitively, header names not (attack F7)
+raw OPTIONS "/$acct/Tables" -H "Origin: HTTP://WWW.CONTOSO.COM" -H "Access-Control-Request-Method: PUT"
+expect "preflight: the origin in another case" 403 CorsPreflightFailure
+raw OPTIONS "/$acct/Tables" -H "Origin: http://www.contoso.com" -H "Access-Control-Request-Method: put"
+expect "preflight: the method in another case" 403 CorsPreflightFailure
+raw OPTIONS "/$acct/Tables" -H "Origin: http://www.contoso.com" -H "Access-Control-Request-Method: PUT" \
+	-H "Access-Control-Request-Headers: X-MS-META-ABC"
+expect "preflight: a header name in another case" 200
 raw OPTIONS "/$acct/Tables" -H "Access-Control-Request-Method: GET"
 expect "OPTIONS without Origin" 400 InvalidHeaderValue
 raw OPTIONS "/$acct/Tables" -H "Origin: http://www.contoso.com"
@@ -156,7 +183,7 @@ check "listed origin: Allow-Credentials" hdr Access-Control-Allow-Credentials tr
 check "listed origin: Expose-Headers of x-ms-meta-* (none in the answer): none" nohdr Access-Control-Expose-Headers
 call GET "/$acct/Tables" -H "Origin: http://elsewhere.example"
 check "any origin (* rule): Allow-Origin *" hdr Access-Control-Allow-Origin '\*'
-check "any origin: no Vary, no credentials" eval 'nohdr Vary && nohdr Access-Control-Allow-Credentials'
+check "any origin: Vary, no credentials" eval 'hdr Vary Origin && nohdr Access-Control-Allow-Credentials'
 check "any origin: Expose-Headers * lists the answer's headers" grep -qi '^Access-Control-Expose-Headers:.*x-ms-request-id' "$tmp/hdr"
 call GET "/$acct/Tables('nosuchtable')" -H "Origin: http://www.contoso.com"
 expect "an error from a listed origin" 404
@@ -166,6 +193,10 @@ expect "a bad signature from a listed origin" 403 AuthenticationFailed
 check "auth error answer: Allow-Origin" hdr Access-Control-Allow-Origin http://www.contoso.com
 call DELETE "/$acct/Tables('nosuchtable')" -H "Origin: http://elsewhere.example"
 check "no rule for the method: Vary alone" eval 'hdr Vary Origin && nohdr Access-Control-Allow-Origin'
+# Vary: Origin whether the name is an account or not (attack F6: it told
+# which accounts exist and have rules)
+raw GET "/nosuchaccount/Tables" -H "Origin: http://elsewhere.example"
+check "unknown account with Origin: Vary as an account's" eval 'hdr Vary Origin && nohdr Access-Control-Allow-Origin'
 call GET "/$acct/Tables"
 check "no Origin: no CORS headers" eval 'nohdr Access-Control-Allow-Origin && nohdr Vary'
 
@@ -206,6 +237,42 @@ raw OPTIONS "/$acct/Tables" -H "Origin: http://www.fabrikam.com" -H "Access-Cont
 expect "after a restart: preflight from the stored rules" 200
 call GET "/$acct/?restype=service&comp=properties"
 check "after a restart: the rules" body '<AllowedMethods>GET,PUT</AllowedMethods>'
+
+# ---- a lock on the rules' table parks no HTTP thread (attack F1) ----
+# Another session holds the table locked before the gateway's first read:
+# more preflights than HTTP threads, and a request of another account, are
+# each answered within GW_CORS_WAIT_MS (1 s) and the read's lock_timeout
+# (250 ms), the preflights as with no rules.
+stop
+start
+psql -X -q -d gwtest -c "BEGIN; LOCK TABLE tablestore.service_properties IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(60);" \
+	>/dev/null 2>&1 &
+locker=$!
+for _ in $(seq 100); do
+	[ "$(psql -X -At -d gwtest -c "SELECT count(*) FROM pg_locks WHERE relation = 'tablestore.service_properties'::regclass
+		AND mode = 'AccessExclusiveLock' AND granted")" = 1 ] && break
+	sleep 0.1
+done
+pids=
+for i in $(seq 12); do
+	curl -s -g "${curlopts[@]}" --max-time 10 -o /dev/null -w '%{http_code} %{time_total}\n' -X OPTIONS \
+		-H "Origin: http://www.fabrikam.com" -H "Access-Control-Request-Method: PUT" "$(url "/$acct/Tables")" \
+		>"$tmp/pf.$i" &
+	pids="$pids $!"
+done
+as_account reader "$GW_READER_KEY"
+t0=$(date +%s%N)
+call GET "/$acct/Tables" -H "Origin: http://www.fabrikam.com"
+t1=$(date +%s%N)
+expect "locked rules: another account's request" 200
+check "locked rules: another account's request within 2 s ($(((t1 - t0) / 1000000)) ms)" test $(((t1 - t0) / 1000000)) -lt 2000
+as_account devstoreaccount1 "$GW_DEV_KEY"
+wait $pids
+check "locked rules: 12 preflights each within 2 s ($(cut -d' ' -f2 "$tmp"/pf.* | sort -n | tail -n 1) s at most)" \
+	test "$(cat "$tmp"/pf.* | awk '$2 >= 2 || $1 == "000"' | wc -l)" = 0
+psql -X -q -d gwtest -c "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE relation = 'tablestore.service_properties'::regclass
+	AND mode = 'AccessExclusiveLock'" >/dev/null
+wait $locker 2>/dev/null
 
 # back to the defaults, for the tests that follow
 props "$X<StorageServiceProperties><Logging><Version>1.0</Version><Delete>false</Delete><Read>false</Read><Write>false</Write>$rp_off</Logging><HourMetrics><Version>1.0</Version><Enabled>false</Enabled>$rp_off</HourMetrics><MinuteMetrics><Version>1.0</Version><Enabled>false</Enabled>$rp_off</MinuteMetrics><Cors/></StorageServiceProperties>"

@@ -45,6 +45,24 @@ SELECT tablestore.set_service_properties(jsonb_build_object('Cors', jsonb_build_
 	'AllowedOrigins', (SELECT string_agg('http://o' || i, ',') FROM generate_series(1, 65) i)))));
 SELECT tablestore.set_service_properties(jsonb_build_object('Cors', jsonb_build_array(jsonb_build_object('AllowedHeaders', '',
 	'AllowedMethods', 'GET', 'ExposedHeaders', '', 'MaxAgeInSeconds', 1, 'AllowedOrigins', repeat('o', 257)))));
+-- list items are what a header carries (attack F4, F5, F7): an origin is
+-- * or scheme://host[:port], a header name a token, a method one of the
+-- service's in its case; no control character (CR, LF, tab), U+FFFE or
+-- other non-ASCII character is stored, so Get's XML stays well-formed
+SELECT tablestore.set_service_properties(jsonb_build_object('Cors', jsonb_build_array(jsonb_build_object('AllowedOrigins', 'http://a.com' || chr(65534),
+	'AllowedMethods', 'GET', 'AllowedHeaders', '', 'ExposedHeaders', '', 'MaxAgeInSeconds', 1))));
+SELECT tablestore.set_service_properties(jsonb_build_object('Cors', jsonb_build_array(jsonb_build_object('AllowedOrigins', 'http://a.com',
+	'AllowedMethods', 'GET', 'AllowedHeaders', '', 'ExposedHeaders', 'x-a' || chr(10) || 'Set-Cookie: evil=1', 'MaxAgeInSeconds', 1))));
+SELECT tablestore.set_service_properties(jsonb_build_object('Cors', jsonb_build_array(jsonb_build_object('AllowedOrigins', 'http://a.com',
+	'AllowedMethods', 'GET', 'AllowedHeaders', 'x-a,' || chr(9) || 'x-b', 'ExposedHeaders', '', 'MaxAgeInSeconds', 1))));
+SELECT tablestore.set_service_properties(jsonb_build_object('Cors', jsonb_build_array(jsonb_build_object('AllowedOrigins', 'http://a.com,' || chr(13) || 'http://b.com',
+	'AllowedMethods', 'GET', 'AllowedHeaders', '', 'ExposedHeaders', '', 'MaxAgeInSeconds', 1))));
+SELECT tablestore.set_service_properties(jsonb_build_object('Cors', jsonb_build_array(jsonb_build_object('AllowedOrigins', 'http://a.com',
+	'AllowedMethods', 'GET,' || chr(9) || 'PUT', 'AllowedHeaders', '', 'ExposedHeaders', '', 'MaxAgeInSeconds', 1))));
+SELECT tablestore.set_service_properties('{"Cors": [{"AllowedOrigins": "http://a.com", "AllowedMethods": "get", "AllowedHeaders": "", "ExposedHeaders": "", "MaxAgeInSeconds": 1}]}');
+SELECT tablestore.set_service_properties('{"Cors": [{"AllowedOrigins": "a.com", "AllowedMethods": "GET", "AllowedHeaders": "", "ExposedHeaders": "", "MaxAgeInSeconds": 1}]}');
+SELECT tablestore.set_service_properties('{"Cors": [{"AllowedOrigins": "http://a.com/path", "AllowedMethods": "GET", "AllowedHeaders": "", "ExposedHeaders": "", "MaxAgeInSeconds": 1}]}');
+SELECT tablestore.set_service_properties('{"Cors": [{"AllowedOrigins": "http://a.com", "AllowedMethods": "GET", "AllowedHeaders": "x a", "ExposedHeaders": "", "MaxAgeInSeconds": 1}]}');
 -- nothing of the refused Sets was stored
 SELECT tablestore.get_service_properties()->'Logging' AS logging, tablestore.get_service_properties()->'Cors' AS cors;
 -- privileges: anyone reads; setting needs CREATE on schema tablestore_data,
@@ -62,6 +80,27 @@ SET ROLE sp_admin;
 SELECT tablestore.set_service_properties('{"Cors": [{"AllowedOrigins": "http://app", "AllowedMethods": "GET", "AllowedHeaders": "", "ExposedHeaders": "", "MaxAgeInSeconds": 5}]}')->'Cors' AS cors;
 -- a direct write is held to the same validation
 UPDATE tablestore.service_properties SET properties = '{"Cors": [{"AllowedOrigins": "*"}]}';
+RESET ROLE;
+-- a role without the right cannot lock the table in a mode that blocks
+-- readers or writers (attack F1: it stalled the gateway's CORS read), nor
+-- lock the row
+SET ROLE sp_reader;
+BEGIN;
+LOCK TABLE tablestore.service_properties IN ACCESS EXCLUSIVE MODE;
+ROLLBACK;
+BEGIN;
+LOCK TABLE tablestore.service_properties IN SHARE MODE;
+ROLLBACK;
+BEGIN;
+LOCK TABLE tablestore.service_properties IN SHARE UPDATE EXCLUSIVE MODE;
+ROLLBACK;
+SELECT count(*) AS rows_locked FROM (SELECT 1 FROM tablestore.service_properties FOR UPDATE) s;
+SELECT count(*) AS rows_locked FROM (SELECT 1 FROM tablestore.service_properties FOR KEY SHARE) s;
+SELECT count(*) AS rows_seen FROM tablestore.service_properties;
+RESET ROLE;
+-- well-formed lists are kept as given: spaces around items, ports, IPv6
+SET ROLE sp_admin;
+SELECT tablestore.set_service_properties('{"Cors": [{"AllowedOrigins": "http://a.com:8080, https://[::1]:443,*", "AllowedMethods": "GET, PUT", "AllowedHeaders": "x-ms-*, Content-Type", "ExposedHeaders": "*", "MaxAgeInSeconds": 5}]}')->'Cors' AS cors;
 RESET ROLE;
 SELECT count(*) FROM tablestore.service_properties;
 DELETE FROM tablestore.service_properties;

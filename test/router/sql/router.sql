@@ -165,6 +165,15 @@ CREATE USER MAPPING FOR router_user SERVER tablestore_cluster OPTIONS (user 'pos
 SELECT tablestore.get_entity('Routed', 'p1', 'r')->>'N' AS n;
 RESET ROLE;
 ROLLBACK;
+-- so is the question whether the role may set the service properties,
+-- asked of node 0 through PL/Proxy (attack F2: it ran there as the role
+-- the mapping named)
+BEGIN;
+SET ROLE router_user;
+CREATE USER MAPPING FOR router_user SERVER tablestore_cluster OPTIONS (user 'postgres');
+SELECT tablestore.set_service_properties('{"Cors": []}') IS NOT NULL AS set;
+RESET ROLE;
+ROLLBACK;
 -- a partition moved to a node already in the map under another spelling
 -- is refused, not taken for a new node (a query over every node read it
 -- twice); node_string gives the spelling the map has
