@@ -123,6 +123,7 @@ typedef struct Sas
 			   *epk,
 			   *erk;			/* table SAS key range; NULL when absent */
 	char		policy_perms[8];	/* sp from a stored access policy (si) */
+	char		url_table[64];	/* tn when the SAS has none: the URL's table */
 } Sas;
 
 /* A response being built. */

@@ -68,12 +68,13 @@ def code(hdrs):
     return hdrs.get("x-ms-error-code", "")
 
 
-def table_sas(table, sp=None, st=None, se=None, si=None):
-    """a table SAS query string, signed as the SDKs sign it"""
+def table_sas(table, sp=None, st=None, se=None, si=None, tn=True):
+    """a table SAS query string, signed as the SDKs sign it (tn=False: without
+    tn, as Azurite's tests write one)"""
     fields = [sp or "", st or "", se or "", f"/table/{ACCT}/{table.lower()}", si or "", "", "",
               "2019-02-02", "", "", "", ""]
     sig = base64.b64encode(hmac.new(KEY, "\n".join(fields).encode(), hashlib.sha256).digest()).decode()
-    q = {"sv": "2019-02-02", "tn": table}
+    q = {"sv": "2019-02-02", "tn": table} if tn else {"sv": "2019-02-02"}
     for k, v in (("sp", sp), ("st", st), ("se", se), ("si", si)):
         if v is not None:
             q[k] = v
@@ -292,6 +293,23 @@ s, h, b = request("GET", ent, query=table_sas(T, si="old"), signed=False)
 check("SAS with a policy Start before 1970 reads", s == 200, (s, b))
 s, h, b = request("GET", ent, query=table_sas(T, sp="r", st="1900-01-01T00:00:00.5Z", se=iso(1)), signed=False)
 check("SAS st before 1970 with a fraction reads", s == 200, (s, b))
+# a table SAS without tn is a SAS for the table its URL addresses (its
+# signature names that table): it reads there, and nowhere else
+s, h, b = request("GET", ent, query=table_sas(T, sp="r", se=iso(1), tn=False), signed=False)
+check("SAS without tn reads the table it was signed for", s == 200, (s, b))
+s, h, b = request("GET", "Other" + T + "()", query=table_sas(T, sp="r", se=iso(1), tn=False), signed=False)
+check("SAS without tn refused on another table", s == 403, (s, code(h)))
+s, h, b = request("GET", "Tables", query=table_sas(T, sp="r", se=iso(1), tn=False), signed=False)
+check("SAS without tn refused on the table list", s == 403, (s, code(h)))
+# a start of "now" with milliseconds, as the SDKs write it, is valid at once
+# (Azurite's SAS tests: a start rounded up to the next second refused it)
+now_ms = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:23] + "Z"
+s, h, b = request("GET", ent, query=table_sas(T, sp="r", st=now_ms, se=iso(1)), signed=False)
+check("SAS st of now with milliseconds reads at once", s == 200, (s, b))
+# and one a few seconds ahead is not yet valid
+soon = (datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=30)).strftime("%Y-%m-%dT%H:%M:%S.%f")[:23] + "Z"
+s, h, b = request("GET", ent, query=table_sas(T, sp="r", st=soon, se=iso(1)), signed=False)
+check("SAS st 30 s ahead refused", s == 403 and code(h) == "AuthenticationFailed", (s, code(h)))
 for sp in ("xyzr", "rr", "R"):
     s, h, b = request("GET", ent, query=table_sas(T, sp=sp, se=iso(1)), signed=False)
     check(f"SAS sp={sp} refused", s == 403 and code(h) == "AuthenticationFailed", (s, code(h)))
