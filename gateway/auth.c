@@ -154,7 +154,9 @@ parse_iso(const char *s, long long *out)
  * secondary, the path without its first segment "<account>-secondary":
  * the Python SDK signs a secondary endpoint's requests so (it sends
  * /<account>-secondary/<account>/?comp=stats and signs
- * /<account>/<account>/?comp=stats), and the service accepts both forms.
+ * /<account>/<account>/?comp=stats), and the service accepts both forms;
+ * that form is the primary's service root too, so it is taken only where
+ * the request is served as the root (prepare_request decides).
  * With unslashed, the path without its one trailing "/": a path and the
  * same path with a "/" appended address one resource (prepare_request
  * drops it), and clients sign either (Azurite's raw-REST tests sign
@@ -177,6 +179,16 @@ canonical_resource(Req *r, Buf *b, bool secondary, bool unslashed)
 			(path[n + 11] != '/' && path[n + 11] != '\0'))
 			return false;
 		path += n + 11;
+
+		/*
+		 * Without the secondary segment a path starting with the account
+		 * is what a path-style request to the primary's service root signs:
+		 * accepted only where the request is served as that root (the
+		 * Python SDK's statistics form), never for a table so named.
+		 */
+		if (path[0] == '/' && strncmp(path + 1, r->acct->name, n) == 0 &&
+			(path[n + 1] == '/' || path[n + 1] == '\0') && !r->stats_repeats_account)
+			return false;
 	}
 	len = strlen(path);
 	if (unslashed)
@@ -605,6 +617,41 @@ service_version(const char *v)
 }
 
 /*
+ * shared_key_version: a request that is no SAS names its version in
+ * x-ms-version (optional here): 400 InvalidHeaderValue if it is none.
+ */
+static bool
+shared_key_version(Req *r, Resp *resp)
+{
+	const char *version = req_header(r, "x-ms-version");
+
+	if (version == NULL || service_version(version))
+		return true;
+	resp_error(r, resp, 400, "InvalidHeaderValue",
+			   "The value for one of the HTTP headers is not in the correct format.",
+			   "x-ms-version is not a version of the service");
+	return false;
+}
+
+/*
+ * sas_version: a SAS's version is its sv (the service ignores x-ms-version
+ * then), by the same rule: 400 InvalidQueryParameterValue if it is none.
+ * A missing sv is sas()'s to refuse.
+ */
+static bool
+sas_version(Req *r, Resp *resp)
+{
+	const char *sv = req_param(r, "sv");
+
+	if (sv == NULL || service_version(sv))
+		return true;
+	resp_error(r, resp, 400, "InvalidQueryParameterValue",
+			   "Value for one of the query parameters specified in the request URI is invalid.",
+			   "sv is not a version of the service");
+	return false;
+}
+
+/*
  * authenticate: a request carries a Shared Key (Lite) Authorization
  * header or a SAS; anything else is refused with 403, and an x-ms-version
  * that is no version of the service with 400 (service_version).  A request that
@@ -612,35 +659,32 @@ service_version(const char *v)
  * its SAS, whose permissions then apply: Azurite accepts such a request if
  * either verifies, and clients written against it send both (its raw-REST
  * tests sign no date); the SAS alone would be accepted anyway, so this
- * grants nothing the SAS does not.
+ * grants nothing the SAS does not.  The version checked is the one of the
+ * credential that authenticates: x-ms-version for a request whose header
+ * verifies or that has no SAS, the SAS's sv otherwise.
  */
 bool
 authenticate(Req *r, Resp *resp)
 {
 	const char *auth = req_header(r, "Authorization");
-	const char *version = req_header(r, "x-ms-version");
+	const char *sig = req_param(r, "sig");
 
-	/* a SAS's version is its sv: the service ignores x-ms-version then */
-	if (version != NULL && req_param(r, "sig") == NULL && !service_version(version))
-	{
-		resp_error(r, resp, 400, "InvalidHeaderValue",
-				   "The value for one of the HTTP headers is not in the correct format.",
-				   "x-ms-version is not a version of the service");
-		return false;
-	}
-	if (auth != NULL && req_param(r, "sig") != NULL)
+	if (auth != NULL && sig != NULL)
 	{
 		Resp		tried = {0};
 		bool		ok = shared_key(r, &tried, auth);
 
 		free_resp(&tried);
-		return ok || sas(r, resp);
+		if (ok)
+			return shared_key_version(r, resp);
+		return sas_version(r, resp) && sas(r, resp);
 	}
 	if (auth != NULL)
-		return shared_key(r, resp, auth);
-	if (req_param(r, "sig") != NULL)
-		return sas(r, resp);
-	return auth_fail(r, resp, "AuthenticationFailed", "the request has neither an Authorization header nor a SAS");
+		return shared_key_version(r, resp) && shared_key(r, resp, auth);
+	if (sig != NULL)
+		return sas_version(r, resp) && sas(r, resp);
+	return shared_key_version(r, resp) &&
+		auth_fail(r, resp, "AuthenticationFailed", "the request has neither an Authorization header nor a SAS");
 }
 
 /*

@@ -885,6 +885,12 @@ handle_batch(Req *r, Resp *resp)
 					  &too_many, &query);
 	if (err != NULL)
 		goto bad;
+	/* at the read-only secondary a batch may only be its query */
+	if (r->secondary && !query)
+	{
+		refuse_secondary_write(r, resp);
+		goto done;
+	}
 	/* one table; every operation well-formed and allowed by the SAS */
 	ops = json_object_new_array();
 	for (int i = 0; i < nsubs; i++)

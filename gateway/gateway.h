@@ -166,6 +166,8 @@ typedef struct Req
 								 * authenticates */
 	struct Conn *owner;			/* the connection it belongs to */
 	bool		secondary;		/* addressed as <account>-secondary */
+	bool		stats_repeats_account;	/* /<account>-secondary/<account>/
+										 * ?restype=service&comp=stats */
 	char	   *raw_path;		/* path as sent, still percent-encoded */
 	char	   *rest;			/* decoded path after the account */
 	Param		params[GW_MAX_PARAMS];
@@ -204,6 +206,7 @@ extern json_object *shape_entity_keyed(Req *r, const char *table, json_object *e
 
 /* auth.c */
 extern bool authenticate(Req *r, Resp *resp);
+extern void refuse_secondary_write(Req *r, Resp *resp);
 extern int	key_cmp(const char *a, const char *b);
 extern bool key_in_range(Req *r, const char *pk, const char *rk);
 extern bool auth_refuse_sas(Req *r, Resp *resp, const char *why);

@@ -1178,6 +1178,19 @@ sas_precheck(Req *r, Resp *resp)
 }
 
 /*
+ * refuse_secondary_write: the answer to a write at <account>-secondary,
+ * the read-only replica: 403 AuthorizationFailure, as the service answers
+ * a request the account's setup does not allow.
+ */
+void
+refuse_secondary_write(Req *r, Resp *resp)
+{
+	resp_error(r, resp, 403, "AuthorizationFailure",
+			   "This request is not authorized to perform this operation.",
+			   "the secondary endpoint (<account>-secondary) is read-only");
+}
+
+/*
  * prepare_request: everything that can be decided from the request line
  * and headers, before the body is read: the URL taken apart, the account,
  * the payload format, X-HTTP-Method, and authentication.  False with the
@@ -1212,17 +1225,36 @@ prepare_request(Req *r, Resp *resp)
 		bad_request(r, resp, "InvalidUri", "the path is not valid percent-encoded UTF-8");
 		goto out;
 	}
-	/* the secondary's stats path repeats the account */
-	if (strncmp(r->rest, r->acct->name, strlen(r->acct->name)) == 0 &&
-		(r->rest[strlen(r->acct->name)] == '/' || r->rest[strlen(r->acct->name)] == '\0') &&
-		req_param(r, "restype") != NULL)
-		r->rest[0] = '\0';
+	/*
+	 * The served resource is decided here, before authentication, and
+	 * auth.c accepts only the signed forms of that resource.  The Python
+	 * SDK's statistics path at a path-style secondary repeats the account
+	 * (/<account>-secondary/<account>/?restype=service&comp=stats): that
+	 * one path is the service root; every other path after the account is
+	 * what it says (a table named like the account stays a table).
+	 */
+	{
+		size_t		n = strlen(r->acct->name);
+		const char *restype = req_param(r, "restype");
+		const char *comp = req_param(r, "comp");
+
+		if (r->secondary && rest_raw != r->raw_path &&
+			strncmp(r->rest, r->acct->name, n) == 0 &&
+			(strcmp(r->rest + n, "/") == 0 || r->rest[n] == '\0') &&
+			restype != NULL && strcmp(restype, "service") == 0 &&
+			comp != NULL && strcmp(comp, "stats") == 0)
+		{
+			r->rest[0] = '\0';
+			r->stats_repeats_account = true;
+		}
+	}
 	/*
 	 * One trailing "/" addresses the same resource (/Tables/, /t/): Azurite
 	 * serves it, and clients written against it send it; auth.c accepts a
-	 * signature over the path with or without it.
+	 * signature over the path with or without it.  Only a "/" sent as one:
+	 * a trailing %2F is part of the name it ends.
 	 */
-	if (r->rest[0] != '\0' && r->rest[strlen(r->rest) - 1] == '/')
+	if (r->rest[0] != '\0' && rest_raw[strlen(rest_raw) - 1] == '/')
 		r->rest[strlen(r->rest) - 1] = '\0';
 	/*
 	 * Until the request is authenticated its errors come as XML only where
@@ -1267,6 +1299,17 @@ prepare_request(Req *r, Resp *resp)
 		r->method = xm;
 	if (r->rest[0] == '\0')
 		r->xml = true;
+	/*
+	 * The secondary is the service's read-only replica: only reads there.
+	 * A $batch is a read only in its query form, which handle_batch checks
+	 * once the body is read.
+	 */
+	if (r->secondary && strcmp(r->method, "GET") != 0 && strcmp(r->method, "HEAD") != 0 &&
+		!(strcmp(r->method, "POST") == 0 && strcmp(r->rest, "$batch") == 0))
+	{
+		refuse_secondary_write(r, resp);
+		goto out;
+	}
 	/* what a SAS cannot allow is refused before its body is read */
 	ok = !r->sas.present || sas_precheck(r, resp);
 out:
