@@ -101,9 +101,11 @@ END $$;
 -- _service_properties_list: a comma-separated CORS list checked as the
 -- service checks it: at least min_items (0 or 1), at most max_plain items
 -- and max_prefixed items that end in "*", each 1..256 characters.  Items
--- are trimmed of spaces (only) and must be visible ASCII: an origin is
--- "*" or scheme://host[:port], a header name (what ending in "Headers")
--- an HTTP token that may end in "*".  So nothing the properties' XML
+-- are trimmed of spaces (only) and must be visible ASCII: an origin any
+-- (the service and the SDKs' tests store "test" or "https://host/*"; a
+-- rule matches an Origin only when equal, so an odd one matches nothing),
+-- a header name (what ending in "Headers") an HTTP token that may end in
+-- "*".  So nothing the properties' XML
 -- cannot carry (U+FFFE, control characters) or a response header cannot
 -- (CR, LF, tab) is stored.
 CREATE FUNCTION tablestore._service_properties_list(what text, v text, min_items integer,
@@ -127,10 +129,9 @@ BEGIN
 			PERFORM tablestore._service_properties_fail('InvalidXmlNodeValue',
 				format('each item of %s must have 1 to 256 characters', tablestore._service_properties_clip(what)));
 		END IF;
-		IF what = 'AllowedOrigins' AND item <> '*'
-			AND item !~ '^[A-Za-z][A-Za-z0-9+.-]*://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._~%!$&''()+;=-]+)(:[0-9]{1,5})?$' THEN
+		IF what = 'AllowedOrigins' AND item !~ '^[!-~]+$' THEN
 			PERFORM tablestore._service_properties_fail('InvalidXmlNodeValue',
-				format('%s holds an item that is neither * nor an origin scheme://host[:port]', what));
+				format('%s holds an item that is not visible ASCII', what));
 		ELSIF what <> 'AllowedOrigins' AND item !~ '^[!#$%&''*+.^_`|~0-9A-Za-z-]+$' THEN
 			PERFORM tablestore._service_properties_fail('InvalidXmlNodeValue',
 				format('%s holds an item that is no header name', what));
