@@ -528,7 +528,9 @@ CREATE FUNCTION tablestore_router._move_count(conn text, mask integer, part inte
 	LANGUAGE sql AS $$
 	SELECT sum(v::bigint) FROM tablestore_router._node_values(conn, (
 		SELECT 'SELECT 0' || coalesce(string_agg(format(' UNION ALL SELECT count(*) FROM tablestore_data.%I WHERE (tablestore.partition_hash(pk) & %s) = %s', v, mask, part), ''), '')
-		FROM tablestore_router._node_values(conn, 'SELECT relation_name FROM tablestore.tables') v)) v;
+		FROM tablestore_router._node_values(conn, $r$SELECT t.relation_name FROM tablestore.tables t
+			JOIN pg_catalog.pg_class c ON c.oid = pg_catalog.to_regclass('tablestore_data.' || pg_catalog.quote_ident(t.relation_name))
+			WHERE c.relkind = 'r'$r$) v)) v;
 $$;
 
 -- _node_identity: a node's server and database (system identifier and the
@@ -1085,8 +1087,12 @@ BEGIN
 	FOR h IN 1 .. cardinality(nodes) LOOP
 		CONTINUE WHEN NOT nodes[h] = ANY (SELECT node FROM tablestore_router.partitions());
 		PERFORM tablestore_router._node_connect('ts_plan', nodes[h]);
+		-- plain scans of ordinary tables (not a relation its owner made a
+		-- view of): the superuser's count runs none of the owner's code
 		q := (SELECT string_agg(format('SELECT tablestore.partition_hash(pk) & %s AS p FROM tablestore_data.%I', mask, v), ' UNION ALL ')
-			FROM tablestore_router._node_values('ts_plan', 'SELECT relation_name FROM tablestore.tables') v);
+			FROM tablestore_router._node_values('ts_plan', $r$SELECT t.relation_name FROM tablestore.tables t
+				JOIN pg_catalog.pg_class c ON c.oid = pg_catalog.to_regclass('tablestore_data.' || pg_catalog.quote_ident(t.relation_name))
+				WHERE c.relkind = 'r'$r$) v);
 		IF q IS NOT NULL THEN
 			FOR r IN SELECT split_part(v, ' ', 1)::integer AS p, split_part(v, ' ', 2)::bigint AS n
 				FROM tablestore_router._node_values('ts_plan', 'SELECT p || '' '' || count(*) FROM (' || q || ') x GROUP BY p') v
