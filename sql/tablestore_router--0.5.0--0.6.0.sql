@@ -467,8 +467,123 @@ END $$;
 -- _move_step: record a move's step (committed by the caller)
 CREATE FUNCTION tablestore_router._move_step(move bigint, step text, detail text DEFAULT NULL) RETURNS void
 	LANGUAGE sql AS $$
-	UPDATE tablestore_router._moves SET step = $2, detail = $3, step_at = clock_timestamp() WHERE id = $1;
+	UPDATE tablestore_router._moves SET step = $2, detail = $3, step_at = clock_timestamp()
+	WHERE id = $1 AND finished_at IS NULL;
 $$;
+
+-- ---- issue 23, the attack on moves (fixmove): no owner code as the
+-- superuser, one live run of a move, no move to the source itself, the
+-- move's slots dropped, abort_move ----
+
+-- _move_session_lock: the mover's session lock (router's lock class), held
+-- for a whole run of move_partition; take: false if another session holds it
+CREATE FUNCTION tablestore_router._move_session_lock(take boolean) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'router_move_session_lock' LANGUAGE C VOLATILE STRICT;
+
+-- _move_owner_code_sql: a query, run on a node, naming what of its entity
+-- relations would run code of their owners in the replication's apply
+-- worker or in the mover's statements (as the superuser): user triggers
+-- (but the mover's own), rules, and constraints, indexes and defaults whose
+-- expressions call a function (or an operator's) neither of PostgreSQL's
+-- catalog nor of extension tablestore (pg_depend records them all).  NULL
+-- when there is none.
+CREATE FUNCTION tablestore_router._move_owner_code_sql() RETURNS text
+	LANGUAGE sql IMMUTABLE AS $$
+SELECT $q$
+WITH rels AS (
+	SELECT c.oid, c.relname FROM tablestore.tables t
+	JOIN pg_catalog.pg_class c ON c.oid = pg_catalog.to_regclass('tablestore_data.' || pg_catalog.quote_ident(t.relation_name))
+), ext AS (
+	SELECT oid FROM pg_catalog.pg_extension WHERE extname = 'tablestore'
+), deps AS (
+	SELECT r.relname, d.classid, d.objid, d.objsubid,
+		CASE d.refclassid WHEN 'pg_catalog.pg_proc'::regclass THEN d.refobjid
+			ELSE (SELECT o.oprcode::oid FROM pg_catalog.pg_operator o WHERE o.oid = d.refobjid) END AS f
+	FROM rels r JOIN pg_catalog.pg_depend d ON d.refclassid IN ('pg_catalog.pg_proc'::regclass, 'pg_catalog.pg_operator'::regclass)
+		AND ((d.classid = 'pg_catalog.pg_class'::regclass AND (d.objid = r.oid
+				OR d.objid IN (SELECT i.indexrelid FROM pg_catalog.pg_index i WHERE i.indrelid = r.oid)))
+			OR (d.classid = 'pg_catalog.pg_constraint'::regclass
+				AND d.objid IN (SELECT k.oid FROM pg_catalog.pg_constraint k WHERE k.conrelid = r.oid))
+			OR (d.classid = 'pg_catalog.pg_attrdef'::regclass
+				AND d.objid IN (SELECT a.oid FROM pg_catalog.pg_attrdef a WHERE a.adrelid = r.oid)))
+)
+SELECT pg_catalog.string_agg(w, '; ' ORDER BY w) FROM (
+	SELECT r.relname || ': trigger ' || t.tgname AS w
+	FROM rels r JOIN pg_catalog.pg_trigger t ON t.tgrelid = r.oid
+	WHERE NOT t.tgisinternal
+		AND NOT (t.tgname ~ '^ts_move_[0-9]+$' AND t.tgfoid = pg_catalog.to_regprocedure('tablestore_move.keep_partition()'))
+	UNION ALL
+	SELECT r.relname || ': rule ' || w.rulename FROM rels r JOIN pg_catalog.pg_rewrite w ON w.ev_class = r.oid
+	UNION ALL
+	SELECT d.relname || ': ' || pg_catalog.pg_describe_object(d.classid, d.objid, d.objsubid) || ' calls ' || d.f::regprocedure::text
+	FROM deps d JOIN pg_catalog.pg_proc p ON p.oid = d.f
+	WHERE p.pronamespace <> 'pg_catalog'::regnamespace
+		AND NOT EXISTS (SELECT FROM pg_catalog.pg_depend e, ext
+			WHERE e.classid = 'pg_catalog.pg_proc'::regclass AND e.objid = p.oid
+				AND e.refclassid = 'pg_catalog.pg_extension'::regclass AND e.refobjid = ext.oid AND e.deptype = 'e')
+) x
+$q$;
+$$;
+
+-- _move_check_owner_code: refuse to move when a node (connection conn)
+-- has entity relations that would run their owner's code (above)
+CREATE FUNCTION tablestore_router._move_check_owner_code(conn text, node text) RETURNS void
+	LANGUAGE plpgsql AS $$
+DECLARE
+	found text := (SELECT * FROM tablestore_router._node_values(conn, tablestore_router._move_owner_code_sql()));
+BEGIN
+	IF found IS NOT NULL THEN
+		RAISE EXCEPTION 'tables on % have triggers, rules or expressions that run their owners'' code: %', node, found
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				DETAIL = 'The replication and the mover run as a superuser: a move would run that code as the superuser.',
+				HINT = 'Drop those triggers, rules, constraints or indexes on every node (or move the table''s entities otherwise), then move again.';
+	END IF;
+END $$;
+
+-- _move_delete_sql: a query, run on a node, whose value is one transaction
+-- that deletes a partition's rows of every entity relation there as the
+-- relation's owner (SET LOCAL ROLE: whatever of the owner's runs in the
+-- delete runs with the owner's rights, never the mover's), with
+-- row_security off (a policy that hides rows from the owner is an error,
+-- not rows left behind).  NULL when the node has no table.
+CREATE FUNCTION tablestore_router._move_delete_sql(mask integer, part integer) RETURNS text
+	LANGUAGE sql IMMUTABLE AS $$
+SELECT format($q$
+SELECT 'BEGIN; ' || string_agg(format('SET LOCAL ROLE %%I; SET LOCAL row_security = off; DELETE FROM tablestore_data.%%I WHERE (tablestore.partition_hash(pk) & %1$s) = %2$s; RESET ROLE',
+		pg_catalog.pg_get_userbyid(c.relowner), c.relname), '; ' ORDER BY c.relname) || '; COMMIT'
+FROM tablestore.tables t JOIN pg_catalog.pg_class c ON c.oid = pg_catalog.to_regclass('tablestore_data.' || pg_catalog.quote_ident(t.relation_name))
+$q$, mask, part);
+$$;
+
+-- _move_count: the partition's rows of every entity relation on a node
+-- (connection conn; plain scans as the superuser run no owner code)
+CREATE FUNCTION tablestore_router._move_count(conn text, mask integer, part integer) RETURNS bigint
+	LANGUAGE sql AS $$
+	SELECT sum(v::bigint) FROM tablestore_router._node_values(conn, (
+		SELECT 'SELECT 0' || coalesce(string_agg(format(' UNION ALL SELECT count(*) FROM tablestore_data.%I WHERE (tablestore.partition_hash(pk) & %s) = %s', v, mask, part), ''), '')
+		FROM tablestore_router._node_values(conn, $r$SELECT t.relation_name FROM tablestore.tables t
+			JOIN pg_catalog.pg_class c ON c.oid = pg_catalog.to_regclass('tablestore_data.' || pg_catalog.quote_ident(t.relation_name))
+			WHERE c.relkind = 'r'$r$) v)) v;
+$$;
+
+-- _node_identity: a node's server and database (system identifier and the
+-- database's oid), the same for two connection strings of one database
+CREATE FUNCTION tablestore_router._node_identity(conn text) RETURNS text
+	LANGUAGE sql AS $$
+	SELECT * FROM tablestore_router._node_values(conn,
+		'SELECT s.system_identifier || ''/'' || d.oid || ''/'' || d.datname FROM pg_catalog.pg_control_system() s, pg_catalog.pg_database d WHERE d.datname = pg_catalog.current_database()');
+$$;
+
+-- _move_drop_slots: the move's replication slots on the source (its own and
+-- the table synchronization slots of subscription subid, when known) that
+-- are left and not in use, dropped: a slot keeps the source's WAL
+CREATE FUNCTION tablestore_router._move_drop_slots(move bigint, subid text) RETURNS void
+	LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM * FROM tablestore_router._node_values('ts_move_src', format(
+		'SELECT pg_catalog.pg_drop_replication_slot(slot_name)::text FROM pg_catalog.pg_replication_slots WHERE NOT active AND (slot_name = %L OR slot_name LIKE %L)',
+		'ts_move_' || move, CASE WHEN subid IS NULL THEN NULL ELSE 'pg\_' || subid || '\_sync\_%' END));
+END $$;
 
 -- _move_undo: a move that has not switched the partition map, undone: the
 -- subscription dropped on the target (with its slots on the source), the
@@ -480,19 +595,23 @@ CREATE FUNCTION tablestore_router._move_undo(move bigint, part integer, mask int
 DECLARE
 	name text := 'ts_move_' || move;
 	rel text;
+	subid text := (SELECT * FROM tablestore_router._node_values('ts_move_tgt',
+		format('SELECT oid::text FROM pg_catalog.pg_subscription WHERE subname = %L', name)));
+	stmts text;
 BEGIN
 	PERFORM tablestore_router._node_exec('ts_move_tgt', format('DROP SUBSCRIPTION IF EXISTS %I', name));
+	PERFORM tablestore_router._move_drop_slots(move, subid);
 	PERFORM tablestore_router._node_exec('ts_move_src', format('DROP PUBLICATION IF EXISTS %I', name));
 	FOR rel IN SELECT * FROM tablestore_router._node_values('ts_move_tgt',
 			format('SELECT c.relname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid WHERE t.tgname = %L', name))
 	LOOP
 		PERFORM tablestore_router._node_exec('ts_move_tgt', format('DROP TRIGGER IF EXISTS %I ON tablestore_data.%I', name, rel));
 	END LOOP;
-	FOR rel IN SELECT * FROM tablestore_router._node_values('ts_move_tgt', 'SELECT relation_name FROM tablestore.tables')
-	LOOP
-		PERFORM tablestore_router._node_exec('ts_move_tgt',
-			format('DELETE FROM tablestore_data.%I WHERE (tablestore.partition_hash(pk) & %s) = %s', rel, mask, part));
-	END LOOP;
+	-- as each relation's owner (never run an owner's code as the superuser)
+	stmts := (SELECT * FROM tablestore_router._node_values('ts_move_tgt', tablestore_router._move_delete_sql(mask, part)));
+	IF stmts IS NOT NULL THEN
+		PERFORM tablestore_router._node_exec('ts_move_tgt', stmts);
+	END IF;
 	PERFORM tablestore_router._node_exec('ts_move_tgt', format(
 		'DO $d$BEGIN IF to_regclass(''tablestore_move.marker'') IS NOT NULL THEN DELETE FROM tablestore_move.marker WHERE id = %s; END IF; END$d$', move));
 END $$;
@@ -596,9 +715,23 @@ DECLARE
 	lag bigint;
 	token bigint;
 	t0 timestamptz;
+	srcrows bigint;
+	holder text;
+	resumed boolean;
 BEGIN
 	IF NOT (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user) THEN
 		RAISE EXCEPTION 'only a superuser may move partitions' USING ERRCODE = 'insufficient_privilege';
+	END IF;
+	-- one live run of a move at a time, held for the whole run (a run of
+	-- this session that failed left it: this run takes it over)
+	IF NOT tablestore_router._move_session_lock(true) THEN
+		holder := (SELECT string_agg(l.pid::text, ', ') FROM pg_catalog.pg_locks l
+			WHERE l.locktype = 'advisory' AND l.granted AND l.database = (SELECT oid FROM pg_catalog.pg_database WHERE datname = current_database())
+				AND l.classid = 1953722994 AND l.objid = 0 AND l.objsubid = 29811);
+		RAISE EXCEPTION 'a move is running in another session (process %)', coalesce(holder, '?')
+			USING ERRCODE = 'lock_not_available',
+				DETAIL = 'Two live runs of a move would undo each other''s replication.',
+				HINT = 'Wait for that run to end (tablestore_router.moves shows its step), or end that process (pg_terminate_backend) first.';
 	END IF;
 	SELECT count(*) INTO nparts FROM tablestore_router.partitions();
 	IF part IS NULL OR part < 0 OR part >= nparts THEN
@@ -611,17 +744,35 @@ BEGIN
 		PERFORM tablestore_router._check_nodes(ARRAY[tgt]);
 	END IF;
 	SELECT * INTO m FROM tablestore_router._moves WHERE finished_at IS NULL;
-	IF FOUND AND (m.partition <> part OR m.target <> tgt) THEN
+	resumed := FOUND;
+	IF resumed AND (m.partition <> part OR m.target <> tgt) THEN
 		RAISE EXCEPTION 'partition % is being moved to %', m.partition, m.target
 			USING ERRCODE = 'object_not_in_prerequisite_state',
 				HINT = format('Complete that move first: CALL tablestore_router.move_partition(%s, %L).', m.partition, m.target);
 	END IF;
 	cur := (SELECT node FROM tablestore_router.partitions() WHERE partition = part);
-	IF NOT FOUND THEN
-		IF cur = tgt THEN
-			RAISE NOTICE 'partition % is on % already', part, tgt;
-			RETURN;
-		END IF;
+	IF NOT resumed AND cur = tgt THEN
+		RAISE NOTICE 'partition % is on % already', part, tgt;
+		PERFORM tablestore_router._move_session_lock(false);
+		RETURN;
+	END IF;
+	src := CASE WHEN resumed THEN m.source ELSE cur END;
+	PERFORM tablestore_router._node_connect('ts_move_src', src);
+	PERFORM tablestore_router._node_connect('ts_move_tgt', tgt);
+	-- two strings for one database (a link, another host name, a port
+	-- forward): the "target" is the source, refused before anything
+	IF tablestore_router._node_identity('ts_move_src') = tablestore_router._node_identity('ts_move_tgt') THEN
+		RAISE EXCEPTION 'the target % is the source % (the same database of the same server)', tgt, src
+			USING ERRCODE = 'invalid_parameter_value',
+				HINT = CASE WHEN resumed THEN 'Abandon that move: SELECT tablestore_router.abort_move();' ELSE 'Name another node.' END;
+	END IF;
+	-- nothing of the tables' owners may run as the superuser (the replication's
+	-- apply worker on the target, the mover's statements): refused before anything
+	IF cur = src THEN
+		PERFORM tablestore_router._move_check_owner_code('ts_move_src', src);
+		PERFORM tablestore_router._move_check_owner_code('ts_move_tgt', tgt);
+	END IF;
+	IF NOT resumed THEN
 		INSERT INTO tablestore_router._moves (partition, source, target, step)
 			VALUES (part, cur, tgt, 'started') RETURNING * INTO m;
 	ELSE
@@ -629,14 +780,11 @@ BEGIN
 	END IF;
 	COMMIT;
 	name := 'ts_move_' || m.id;
-	src := m.source;
 	IF cur <> src AND cur <> tgt THEN
 		RAISE EXCEPTION 'partition % is on %, neither the source nor the target of its unfinished move %', part, cur, m.id
 			USING ERRCODE = 'object_not_in_prerequisite_state',
 				HINT = 'The partition map was changed by hand during the move; mark the move finished in tablestore_router._moves once the partition is whole on its node.';
 	END IF;
-	PERFORM tablestore_router._node_connect('ts_move_src', src);
-	PERFORM tablestore_router._node_connect('ts_move_tgt', tgt);
 
 	IF cur = src THEN
 		-- Before the switch: the source holds the whole partition.  Undo
@@ -757,6 +905,22 @@ BEGIN
 				END IF;
 				PERFORM pg_catalog.pg_sleep(0.001);
 			END LOOP;
+			-- this run's subscription copied every table (another run's could
+			-- have replaced it), and the target holds every row of the
+			-- partition that the source holds (writes wait for the lock)
+			SELECT count(*) FILTER (WHERE v IN ('r', 's')), count(*) INTO n, total
+			FROM tablestore_router._node_values('ts_move_tgt', format(
+				'SELECT r.srsubstate FROM pg_subscription_rel r JOIN pg_subscription s ON s.oid = r.srsubid WHERE s.subname = %L', name)) v;
+			IF n <> cardinality(rels) + 1 OR total <> n THEN
+				RAISE EXCEPTION 'partition %: % of the % tables of the move''s subscription are copied at the cutover', part, n, cardinality(rels) + 1
+					USING ERRCODE = 'object_not_in_prerequisite_state', HINT = 'Run the move again to continue it.';
+			END IF;
+			srcrows := tablestore_router._move_count('ts_move_src', mask, part);
+			n := tablestore_router._move_count('ts_move_tgt', mask, part);
+			IF n IS DISTINCT FROM srcrows THEN
+				RAISE EXCEPTION 'partition %: the target holds % of the source''s % entities at the cutover', part, n, srcrows
+					USING ERRCODE = 'object_not_in_prerequisite_state', HINT = 'Run the move again to continue it.';
+			END IF;
 			PERFORM tablestore_router._node_exec('ts_move_tgt', format('DROP SUBSCRIPTION %I', name));
 		EXCEPTION WHEN OTHERS THEN
 			PERFORM tablestore_router.unlock_partition_for_move(part);
@@ -765,6 +929,7 @@ BEGIN
 		-- the decision: from this commit on the target holds the partition
 		PERFORM tablestore_router._move_step(m.id, 'switched');
 		EXECUTE format('ALTER SERVER tablestore_cluster OPTIONS (SET %I %L)', 'p' || part, tgt);
+		UPDATE tablestore_router._moves SET rows_moved = srcrows WHERE id = m.id;
 		COMMIT;
 	END IF;
 
@@ -776,8 +941,8 @@ BEGIN
 		IF t0 IS NULL THEN
 			PERFORM tablestore_router.lock_partition_for_move(part);
 		END IF;
-		stmts := (SELECT string_agg(format('DELETE FROM tablestore_data.%I WHERE (tablestore.partition_hash(pk) & %s) = %s', v, mask, part), '; ')
-			FROM tablestore_router._node_values('ts_move_src', 'SELECT relation_name FROM tablestore.tables') v);
+		-- as each relation's owner (never run an owner's code as the superuser)
+		stmts := (SELECT * FROM tablestore_router._node_values('ts_move_src', tablestore_router._move_delete_sql(mask, part)));
 		IF stmts IS NOT NULL THEN
 			PERFORM tablestore_router._node_exec('ts_move_src', stmts);
 		END IF;
@@ -793,6 +958,7 @@ BEGIN
 	PERFORM tablestore_router._move_step(m.id, 'cleanup');
 	COMMIT;
 	PERFORM tablestore_router._node_exec('ts_move_src', format('DROP PUBLICATION IF EXISTS %I', name));
+	PERFORM tablestore_router._move_drop_slots(m.id, NULL);
 	FOR rel IN SELECT * FROM tablestore_router._node_values('ts_move_tgt',
 			format('SELECT c.relname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid WHERE t.tgname = %L', name))
 	LOOP
@@ -802,12 +968,14 @@ BEGIN
 		PERFORM tablestore_router._node_exec(c, format(
 			'DO $d$BEGIN IF to_regclass(''tablestore_move.marker'') IS NOT NULL THEN DELETE FROM tablestore_move.marker WHERE id = %s; END IF; END$d$', m.id));
 	END LOOP;
-	n := (SELECT sum(v::bigint) FROM tablestore_router._node_values('ts_move_tgt', (
-		SELECT 'SELECT 0' || string_agg(format(' UNION ALL SELECT count(*) FROM tablestore_data.%I WHERE (tablestore.partition_hash(pk) & %s) = %s', v, mask, part), '')
-		FROM tablestore_router._node_values('ts_move_tgt', 'SELECT relation_name FROM tablestore.tables') v)) v);
+	-- rows_moved: the partition's entities the source held at the cutover
+	-- (recorded at the switch; the target's count if a rerun finishes it)
 	UPDATE tablestore_router._moves SET step = 'done', detail = NULL, step_at = clock_timestamp(),
-		finished_at = clock_timestamp(), rows_moved = n WHERE id = m.id;
+		finished_at = clock_timestamp(),
+		rows_moved = coalesce(rows_moved, tablestore_router._move_count('ts_move_tgt', mask, part))
+	WHERE id = m.id AND finished_at IS NULL;
 	COMMIT;
+	PERFORM tablestore_router._move_session_lock(false);
 END $$;
 COMMENT ON PROCEDURE tablestore_router.move_partition(integer, text, interval) IS 'move a partition to a node online (logical replication; the partition''s lock only for the cutover); run again, it completes an interrupted move';
 
@@ -820,6 +988,83 @@ REVOKE ALL ON FUNCTION tablestore_router._move_step(bigint, text, text) FROM PUB
 REVOKE ALL ON FUNCTION tablestore_router._move_undo(bigint, integer, integer) FROM PUBLIC;
 REVOKE ALL ON FUNCTION tablestore_router._move_table_sql(text) FROM PUBLIC;
 REVOKE ALL ON FUNCTION tablestore_router._move_target_reset_sql(text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION tablestore_router._move_session_lock(boolean) FROM PUBLIC;
+REVOKE ALL ON FUNCTION tablestore_router._move_owner_code_sql() FROM PUBLIC;
+REVOKE ALL ON FUNCTION tablestore_router._move_check_owner_code(text, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION tablestore_router._move_delete_sql(integer, integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION tablestore_router._move_count(text, integer, integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION tablestore_router._node_identity(text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION tablestore_router._move_drop_slots(bigint, text) FROM PUBLIC;
+
+-- abort_move: the unfinished move abandoned, if it has not switched the
+-- partition map (the source still holds the whole partition): its
+-- subscription, publication, slots (which keep the source's WAL), filter
+-- triggers and the target's partial copy removed, on the nodes reachable
+-- (the source must be; a lost target is skipped), and the move marked
+-- 'aborted'.  Returns what it did.  Superuser only.
+CREATE FUNCTION tablestore_router.abort_move() RETURNS text
+	LANGUAGE plpgsql AS $$
+DECLARE
+	m tablestore_router._moves;
+	nparts integer := (SELECT count(*) FROM tablestore_router.partitions());
+	cur text;
+	tgt_up boolean := true;
+	did text[] := '{}';
+BEGIN
+	IF NOT (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user) THEN
+		RAISE EXCEPTION 'only a superuser may abort moves' USING ERRCODE = 'insufficient_privilege';
+	END IF;
+	IF NOT tablestore_router._move_session_lock(true) THEN
+		RAISE EXCEPTION 'a move is running in another session'
+			USING ERRCODE = 'lock_not_available', HINT = 'End that process (pg_terminate_backend) first.';
+	END IF;
+	SELECT * INTO m FROM tablestore_router._moves WHERE finished_at IS NULL FOR UPDATE;
+	IF NOT FOUND THEN
+		PERFORM tablestore_router._move_session_lock(false);
+		RETURN 'no unfinished move';
+	END IF;
+	cur := (SELECT node FROM tablestore_router.partitions() WHERE partition = m.partition);
+	IF cur IS DISTINCT FROM m.source THEN
+		RAISE EXCEPTION 'move % of partition % has switched it to % already', m.id, m.partition, cur
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				HINT = format('Complete it: CALL tablestore_router.move_partition(%s, %L).', m.partition, m.target);
+	END IF;
+	PERFORM tablestore_router._node_connect('ts_move_src', m.source);
+	BEGIN
+		PERFORM tablestore_router._node_connect('ts_move_tgt', m.target);
+	EXCEPTION WHEN OTHERS THEN
+		tgt_up := false;
+		did := did || format('target %s unreachable (%s): its subscription, if any, is left', m.target, SQLERRM);
+	END;
+	IF tgt_up AND tablestore_router._node_identity('ts_move_src') = tablestore_router._node_identity('ts_move_tgt') THEN
+		-- the target is the source: never delete "the target's copy"
+		tgt_up := false;
+		did := did || 'the target is the source: nothing deleted there'::text;
+	END IF;
+	IF tgt_up THEN
+		PERFORM tablestore_router._move_undo(m.id, m.partition, nparts - 1);
+		did := did || format('dropped subscription ts_move_%s, the filter triggers and the partial copy on %s', m.id, m.target);
+	ELSE
+		-- the filter triggers: the source's own tables (a move to itself)
+		PERFORM tablestore_router._node_exec('ts_move_src', format(
+			'DO $d$DECLARE r text; BEGIN FOR r IN SELECT c.relname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid WHERE t.tgname = %L LOOP EXECUTE format(''DROP TRIGGER %%I ON tablestore_data.%%I'', %L, r); END LOOP; END$d$',
+			'ts_move_' || m.id, 'ts_move_' || m.id));
+	END IF;
+	PERFORM tablestore_router._move_drop_slots(m.id, NULL);
+	PERFORM tablestore_router._node_exec('ts_move_src', format('DROP PUBLICATION IF EXISTS %I', 'ts_move_' || m.id));
+	did := did || format('dropped publication and inactive slot ts_move_%s on %s', m.id, m.source);
+	did := did || coalesce((SELECT 'slots left on the source: ' || string_agg(v, ', ')
+		FROM tablestore_router._node_values('ts_move_src',
+			'SELECT slot_name::text FROM pg_catalog.pg_replication_slots WHERE slot_name LIKE ''ts\_move\_%'' OR slot_name LIKE ''pg\_%\_sync\_%''') v),
+		'no move slot left on the source');
+	UPDATE tablestore_router._moves SET step = 'aborted', detail = array_to_string(did, '; '), step_at = clock_timestamp(),
+		finished_at = clock_timestamp(), last_error = 'aborted by abort_move' WHERE id = m.id;
+	PERFORM tablestore_router._move_session_lock(false);
+	RETURN format('move %s of partition %s aborted: %s', m.id, m.partition, array_to_string(did, '; '));
+END $$;
+COMMENT ON FUNCTION tablestore_router.abort_move() IS 'abandon the unfinished move (not yet switched): drop its replication objects and slots, the target''s partial copy';
+REVOKE ALL ON FUNCTION tablestore_router.abort_move() FROM PUBLIC;
+-- ---- end of issue 23, the attack on moves (fixmove) ----
 
 -- rebalance_plan: the moves that spread the partitions over the nodes so
 -- that each holds about the same number of entities (each partition
@@ -875,8 +1120,12 @@ BEGIN
 	FOR h IN 1 .. cardinality(nodes) LOOP
 		CONTINUE WHEN NOT nodes[h] = ANY (SELECT node FROM tablestore_router.partitions());
 		PERFORM tablestore_router._node_connect('ts_plan', nodes[h]);
+		-- plain scans of ordinary tables (not a relation its owner made a
+		-- view of): the superuser's count runs none of the owner's code
 		q := (SELECT string_agg(format('SELECT tablestore.partition_hash(pk) & %s AS p FROM tablestore_data.%I', mask, v), ' UNION ALL ')
-			FROM tablestore_router._node_values('ts_plan', 'SELECT relation_name FROM tablestore.tables') v);
+			FROM tablestore_router._node_values('ts_plan', $r$SELECT t.relation_name FROM tablestore.tables t
+				JOIN pg_catalog.pg_class c ON c.oid = pg_catalog.to_regclass('tablestore_data.' || pg_catalog.quote_ident(t.relation_name))
+				WHERE c.relkind = 'r'$r$) v);
 		IF q IS NOT NULL THEN
 			FOR r IN SELECT split_part(v, ' ', 1)::integer AS p, split_part(v, ' ', 2)::bigint AS n
 				FROM tablestore_router._node_values('ts_plan', 'SELECT p || '' '' || count(*) FROM (' || q || ') x GROUP BY p') v

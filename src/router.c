@@ -745,6 +745,37 @@ router_unlock_partition_for_move(PG_FUNCTION_ARGS)
 }
 
 /*
+ * tablestore_router._move_session_lock(take boolean) RETURNS boolean: the
+ * mover's own lock (session level, the router's lock class, key "tsrp"+2),
+ * held by move_partition for its whole run so that no two runs of a move
+ * are alive at once (issue 23, attack F2).  take: acquire it without
+ * waiting; false if another session holds it (true if this one does
+ * already: a run of this session that failed left it).  Not take: release
+ * it; false if this session did not hold it.  Superuser only (EXECUTE
+ * revoked from PUBLIC).
+ */
+TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(router_move_session_lock);
+Datum
+router_move_session_lock(PG_FUNCTION_ARGS)
+{
+	bool		take = PG_GETARG_BOOL(0);
+	LOCKTAG		tag;
+	bool		held;
+
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, ROUTER_LOCK_KEY + 2, 0, ROUTER_LOCK_CLASS);
+	held = LockHeldByMe(&tag, ExclusiveLock);
+	if (take)
+	{
+		if (held)
+			PG_RETURN_BOOL(true);
+		PG_RETURN_BOOL(LockAcquire(&tag, ExclusiveLock, true, true) != LOCKACQUIRE_NOT_AVAIL);
+	}
+	if (held)
+		(void) LockRelease(&tag, ExclusiveLock, true);
+	PG_RETURN_BOOL(held);
+}
+
+/*
  * Routing: the partition of a JSON object's "PartitionKey" member, or 0 when
  * there is none (the shard then raises the error one node would).
  */

@@ -16,14 +16,16 @@
 # (the target applies the source's last writes, the partition map
 # switches, the source's copy is deleted).  Every step is recorded in
 # tablestore_router.moves.  A move that failed or was interrupted at any
-# step leaves every entity on one node; this command, run again, completes
-# it.  The partitions move one at a time; progress is printed.
+# step leaves every entity on one node; this command, run again once the
+# interrupted run's session is gone (a second run while it lives is refused),
+# completes it; SELECT tablestore_router.abort_move() abandons it instead
+# (a lost target).  The partitions move one at a time; progress is printed.
 #
 # MOVE_WAIT_FILE (tests): the move waits half-way while this file exists:
 # at MOVE_WAIT_STEP, "copying" (the default: the replication is set up),
 # "cutover" (before the lock) or "locked" (holding the partition's lock).
 set -eu
-[ $# -ge 3 ] || { sed -n '2,22p' "$0"; exit 2; }
+[ $# -ge 3 ] || { sed -n '2,24p' "$0"; exit 2; }
 ROUTER=$1
 TARGET=$2
 shift 2

@@ -12,9 +12,11 @@
 # from the heaviest node to the lightest while that evens them out.  Each
 # move is CALL tablestore_router.move_partition; progress is printed
 # (move i of n, the move's step, tables copied, lag).  Interrupted, the
-# command run again completes the unfinished move and plans the rest anew.
+# command run again (once the interrupted run's session is gone: a second
+# run while it lives is refused) completes the unfinished move and plans the
+# rest anew.
 set -eu
-[ $# -ge 1 ] || { sed -n '2,15p' "$0"; exit 2; }
+[ $# -ge 1 ] || { sed -n '2,17p' "$0"; exit 2; }
 ROUTER=$1
 shift
 adds="{}"

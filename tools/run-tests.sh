@@ -80,6 +80,7 @@ run bash test/cluster/lock_table.sh
 # mover; a Jepsen-style test of moves under writes and faults (fixed seed)
 run bash test/cluster_grow.sh
 run bash test/cluster/move_findings.sh
+run bash test/cluster/move_attack.sh
 run bash test/cluster/jepsen_move.sh
 run bash test/cluster/rebalance.sh
 # random arguments for every function of the router, through a router with
