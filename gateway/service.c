@@ -19,8 +19,7 @@
  * once.  A Set through another gateway or in SQL is seen within
  * GW_CORS_TTL seconds.  A name that is no account has no rules and costs
  * nothing, so its preflights answer exactly as an account's whose rules do
- * not match, and every answer to a request with Origin carries
- * Vary: Origin, for a known account or not.  Origins and methods are
+ * not match.  Origins and methods are
  * matched case-sensitively (the service: "exact case-sensitive match"),
  * header names not.
  *
@@ -399,10 +398,13 @@ expose_headers(const CorsRule *cr, Resp *resp, Buf *out)
  * allows the origin and the method gives Access-Control-Allow-Origin (the
  * origin, or "*" when the rule allows every origin),
  * Access-Control-Expose-Headers (unless it would be empty), and for a
- * listed origin Access-Control-Allow-Credentials.  Every such answer
- * carries Vary: Origin, whether the name is an account, has rules or has
- * one that matches, so that it tells an unauthenticated caller nothing.
- * Requests without Origin get none.
+ * listed origin Access-Control-Allow-Credentials and Vary: Origin (the
+ * answer depends on the origin); when the account has rules but none
+ * matches, Vary: Origin alone; an account without rules (or a name that is
+ * no account) nothing, as the service answers (Azurite's CORS tests: no
+ * Vary without rules, none for a "*" rule).  That an account has rules is
+ * no secret: its preflights show them to anyone.  Requests without Origin
+ * get none.
  */
 void
 cors_response_headers(Req *r, Resp *resp)
@@ -415,7 +417,6 @@ cors_response_headers(Req *r, Resp *resp)
 	origin = req_header(r, "Origin");
 	if (origin == NULL || *origin == '\0')
 		return;
-	resp_header(resp, "Vary", "Origin");
 	if ((c = cors_lock(r)) == NULL)
 		return;
 	for (int i = 0; i < c->nrules; i++)
@@ -433,10 +434,15 @@ cors_response_headers(Req *r, Resp *resp)
 		buf_free(&exposed);
 		resp_header(resp, "Access-Control-Allow-Origin", any ? "*" : origin);
 		if (!any)
+		{
 			resp_header(resp, "Access-Control-Allow-Credentials", "true");
+			resp_header(resp, "Vary", "Origin");
+		}
 		pthread_mutex_unlock(&c->lock);
 		return;
 	}
+	if (c->nrules > 0)
+		resp_header(resp, "Vary", "Origin");
 	pthread_mutex_unlock(&c->lock);
 }
 
