@@ -54,6 +54,8 @@ run psql -X -q -d tap -c "CREATE EXTENSION pgtap" -c "CREATE EXTENSION tablestor
 # runs last of all on this server, so that if it crashes the server it takes
 # no other test down with it
 run pg_prove -d tap --failures $(ls test/pgtap/*.sql | grep -v /nullmatrix_test.sql)
+# the manual's table of error codes says what tablestore.error_codes() says
+run bash test/doc/errors_doc.sh tap
 # the multi-server tests on PostgreSQL's TAP framework (test/t: crash
 # recovery, a streaming standby, dump and restore, corrupt pages), then the
 # crash test again without shared_preload_libraries: tskey on generic WAL
