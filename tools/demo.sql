@@ -48,7 +48,7 @@ SELECT tablestore.delete_entity('Employees', 'Sales', '00002',
 
 -- Queries: a $filter, a $select list, key order; and how each is executed.
 SELECT e->>'PartitionKey' AS department, e->>'RowKey' AS id, e->>'FirstName' AS name, e->>'Age' AS age
-FROM tablestore.query_entities('Employees', 'Age ge 30 or IsActive', 'FirstName,Age') e;
+FROM tablestore.query_entities('Employees', 'Age ge 30 or IsActive', 'PartitionKey,RowKey,FirstName,Age') e;
 SELECT tablestore.explain_query('Employees', 'PartitionKey eq ''Sales'' and Age ge 30');
 SELECT tablestore.explain_query('Employees', 'PartitionKey eq ''Sales'' and (RowKey eq ''00001'' or RowKey eq ''00003'')');
 -- One page at a time, with the continuation of the previous one.

@@ -216,7 +216,7 @@ check_merge() {
 		esac
 	done
 	# UTF-16 order, checked directly: U+1F600 before U+E000 before U+FF5A
-	out=$(R -c "SELECT string_agg(e->>'PartitionKey', ',' ORDER BY o) FROM tablestore.query_entities('Merge', 'PartitionKey eq ''a😀'' or PartitionKey eq ''aｚ'' or PartitionKey eq ''a' || E'\\uE000' || ''' or PartitionKey eq ''a~''', 'N', NULL) WITH ORDINALITY q(e, o) WHERE e->>'RowKey' = '1'") || return 1
+	out=$(R -c "SELECT string_agg(e->>'PartitionKey', ',' ORDER BY o) FROM tablestore.query_entities('Merge', 'PartitionKey eq ''a😀'' or PartitionKey eq ''aｚ'' or PartitionKey eq ''a' || E'\\uE000' || ''' or PartitionKey eq ''a~''', 'PartitionKey,RowKey,N', NULL) WITH ORDINALITY q(e, o) WHERE e->>'RowKey' = '1'") || return 1
 	if [ "$out" != "a~,a😀,a$(printf '\356\200\200'),aｚ" ]; then
 		echo "order of a~, a😀, a<U+E000>, aｚ through the router: $out"
 		return 1
