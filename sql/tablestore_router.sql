@@ -375,6 +375,9 @@ COMMENT ON FUNCTION tablestore.get_table_acl(text) IS 'a table''s stored access 
 CREATE FUNCTION tablestore_router._may_create_tables() RETURNS boolean
 	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON 0;
 	SELECT pg_catalog.has_schema_privilege('tablestore_data', 'CREATE') AS _may_create_tables; $$;
+-- called only by _may_set_service_properties (C, which maps a node's
+-- refusal of the role to 42501): not by the public directly
+REVOKE EXECUTE ON FUNCTION tablestore_router._may_create_tables() FROM PUBLIC;
 -- _check_user_mapping: the mapping check of every routed call (a mapping
 -- naming another role is refused, 42501), made before _may_create_tables
 -- asks node 0 (attack F2: a role's own mapping naming a privileged role
@@ -382,11 +385,7 @@ CREATE FUNCTION tablestore_router._may_create_tables() RETURNS boolean
 CREATE FUNCTION tablestore_router._check_user_mapping() RETURNS void
 	AS 'MODULE_PATHNAME', 'router_check_user_mapping' LANGUAGE C VOLATILE;
 CREATE FUNCTION tablestore._may_set_service_properties() RETURNS boolean
-	LANGUAGE plpgsql STABLE SET search_path = pg_catalog AS $$
-BEGIN
-	PERFORM tablestore_router._check_user_mapping();
-	RETURN tablestore_router._may_create_tables();
-END $$;
+	AS 'MODULE_PATHNAME', 'router_may_set_service_properties' LANGUAGE C STABLE;
 
 -- @service properties@
 

@@ -1064,6 +1064,43 @@ remote_call_failed(MemoryContext cxt)
 }
 
 /*
+ * tablestore._may_set_service_properties() RETURNS boolean: whether the
+ * calling role may set the account's service properties, that is may
+ * create tables (CREATE on tablestore_data) on the node of partition 0,
+ * asked as that role through PL/Proxy after the router's user-mapping
+ * check.  A C entry point, so that the node's refusal of the role's
+ * connection is a privilege error (42501) as in every routed call, not
+ * PL/Proxy's internal error (test/cluster/fuzz_router.sh found it).
+ */
+TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(router_may_set_service_properties);
+Datum
+router_may_set_service_properties(PG_FUNCTION_ARGS)
+{
+	FmgrInfo	flinfo;
+	MemoryContext oldcxt = CurrentMemoryContext;
+	Datum		result = (Datum) 0;
+	bool		isnull = true;
+	LOCAL_FCINFO(call, 8);
+
+	(void) cluster_shape(NULL);	/* "not configured", if it is not */
+	check_user_mapping();
+	(void) remote_call_init("tablestore_router._may_create_tables()", &flinfo, call, 0, NULL, NULL, NULL);
+	quiet_begin();
+	PG_TRY();
+	{
+		result = FunctionCallInvoke(call);
+		isnull = call->isnull;
+	}
+	PG_CATCH();
+	{
+		remote_call_failed(oldcxt);
+	}
+	PG_END_TRY();
+	quiet_end();
+	PG_RETURN_BOOL(!isnull && DatumGetBool(result));
+}
+
+/*
  * A result row of a set-returning PL/Proxy call, copied out.
  */
 typedef struct RemoteRow

@@ -112,9 +112,10 @@ CREATE TEMP TABLE nm_cases AS
 SELECT f.sig, f.qname, r.role, pos, v.kind, f.isstrict,
 	-- required: no default, and not one that means "none" when NULL (the
 	-- query parameters of _query_entities and explain_query have no
-	-- defaults but are optional like those of query_entities)
+	-- defaults but are optional like those of query_entities; a NULL acl
+	-- of set_table_acl removes every stored access policy, as [] does)
 	pos <= f.nargs - f.ndefaults
-		AND f.argnames[pos] NOT IN ('filter', 'select_list', 'top', 'next_partition_key', 'next_row_key', 'next_pk', 'next_rk') AS required,
+		AND f.argnames[pos] NOT IN ('filter', 'select_list', 'top', 'next_partition_key', 'next_row_key', 'next_pk', 'next_rk', 'acl') AS required,
 	f.qname || '(' || (SELECT string_agg(CASE WHEN i = pos THEN v.expr
 			ELSE pg_temp.nm_valid(f.qname, f.argnames[i], f.argtypes[i]) END, ', ' ORDER BY i)
 		FROM generate_series(1, f.nargs) i) || ')' AS call,
