@@ -118,6 +118,9 @@ else
 	echo "router stored access policies: after setting again: $repaired; on shard1: $on1"
 	status=1
 fi
+# every list of the race holds "stable", the one before it too (a get that
+# ran before the first set read the repaired list and was miscounted)
+acl_q -d tablestore -c "SELECT tablestore.set_table_acl('AclDiff', '[{\"Id\": \"stable\"}]')" >/dev/null || status=1
 for i in $(seq 1 150); do
 	echo "SELECT tablestore.set_table_acl('AclDiff', '[{\"Id\": \"stable\"}, {\"Id\": \"v$i\"}]');"
 done >"$OUT/acl_sets.sql"
