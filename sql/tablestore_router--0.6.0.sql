@@ -1,0 +1,1572 @@
+-- tablestore_router: one tablestore across many PostgreSQL servers.
+-- This is the editable install script; the build copies it to
+-- tablestore_router--<version>.sql.
+--
+-- Installed in a router database, it offers in schema tablestore the SQL
+-- API of the tablestore extension, with the same signatures, results,
+-- errors and privileges, and runs each call on the shards (ordinary
+-- tablestore databases) through PL/Proxy: a stable hash of the PartitionKey
+-- picks one of the cluster's partitions, and the foreign server
+-- tablestore_cluster maps partitions onto shards.  See README "Scale-out".
+
+\echo Use "CREATE EXTENSION tablestore_router" to load this file. \quit
+
+CREATE SCHEMA tablestore_router;
+COMMENT ON SCHEMA tablestore_router IS 'tablestore_router: the cluster''s configuration and the PL/Proxy calls behind schema tablestore';
+GRANT USAGE ON SCHEMA tablestore TO PUBLIC;
+GRANT USAGE ON SCHEMA tablestore_router TO PUBLIC;
+
+-- The key type of extension tablestore, so that a query on the router can
+-- order keys as the service does (ORDER BY key::tablestore.key).  The
+-- build puts here the part of tablestore.sql between its "key type" marks.
+-- key type: begin (tablestore_router's build copies this part)
+-- The key type: PartitionKey and RowKey.  The bytes of text, ordered as the
+-- service orders keys: ordinally by UTF-16 code unit (text in the "C"
+-- collation orders by code point, which differs for supplementary
+-- characters).  Casts to and from text are free; to text implicitly, so
+-- that every text function takes a key.
+CREATE TYPE tablestore.key;
+CREATE FUNCTION tablestore.key_in(cstring) RETURNS tablestore.key
+	AS 'textin' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tablestore.key_out(tablestore.key) RETURNS cstring
+	AS 'textout' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tablestore.key_recv(internal) RETURNS tablestore.key
+	AS 'textrecv' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tablestore.key_send(tablestore.key) RETURNS bytea
+	AS 'textsend' LANGUAGE internal IMMUTABLE STRICT PARALLEL SAFE;
+CREATE TYPE tablestore.key (
+	INPUT = tablestore.key_in, OUTPUT = tablestore.key_out,
+	RECEIVE = tablestore.key_recv, SEND = tablestore.key_send,
+	INTERNALLENGTH = VARIABLE, STORAGE = extended, CATEGORY = 'S', LIKE = pg_catalog.text
+);
+COMMENT ON TYPE tablestore.key IS 'a PartitionKey or RowKey: text ordered by UTF-16 code unit, as the Table service orders keys';
+
+CREATE CAST (tablestore.key AS pg_catalog.text) WITHOUT FUNCTION AS IMPLICIT;
+CREATE CAST (pg_catalog.text AS tablestore.key) WITHOUT FUNCTION AS ASSIGNMENT;
+CREATE CAST (pg_catalog.varchar AS tablestore.key) WITHOUT FUNCTION AS ASSIGNMENT;
+
+CREATE FUNCTION tablestore.key_cmp(tablestore.key, tablestore.key) RETURNS integer
+	AS 'MODULE_PATHNAME', 'key_cmp' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tablestore.key_sortsupport(internal) RETURNS void
+	AS 'MODULE_PATHNAME', 'key_sortsupport' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tablestore.key_hash(tablestore.key) RETURNS integer
+	AS 'MODULE_PATHNAME', 'key_hash' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION tablestore.key_lt(tablestore.key, tablestore.key) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'key_lt' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION tablestore.key_le(tablestore.key, tablestore.key) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'key_le' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION tablestore.key_eq(tablestore.key, tablestore.key) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'key_eq' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION tablestore.key_ne(tablestore.key, tablestore.key) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'key_ne' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION tablestore.key_ge(tablestore.key, tablestore.key) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'key_ge' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+CREATE FUNCTION tablestore.key_gt(tablestore.key, tablestore.key) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'key_gt' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF;
+
+CREATE OPERATOR tablestore.< (LEFTARG = tablestore.key, RIGHTARG = tablestore.key,
+	FUNCTION = tablestore.key_lt, COMMUTATOR = OPERATOR(tablestore.>), NEGATOR = OPERATOR(tablestore.>=),
+	RESTRICT = pg_catalog.scalarltsel, JOIN = pg_catalog.scalarltjoinsel);
+CREATE OPERATOR tablestore.<= (LEFTARG = tablestore.key, RIGHTARG = tablestore.key,
+	FUNCTION = tablestore.key_le, COMMUTATOR = OPERATOR(tablestore.>=), NEGATOR = OPERATOR(tablestore.>),
+	RESTRICT = pg_catalog.scalarlesel, JOIN = pg_catalog.scalarlejoinsel);
+CREATE OPERATOR tablestore.= (LEFTARG = tablestore.key, RIGHTARG = tablestore.key,
+	FUNCTION = tablestore.key_eq, COMMUTATOR = OPERATOR(tablestore.=), NEGATOR = OPERATOR(tablestore.<>),
+	RESTRICT = pg_catalog.eqsel, JOIN = pg_catalog.eqjoinsel, HASHES, MERGES);
+CREATE OPERATOR tablestore.<> (LEFTARG = tablestore.key, RIGHTARG = tablestore.key,
+	FUNCTION = tablestore.key_ne, COMMUTATOR = OPERATOR(tablestore.<>), NEGATOR = OPERATOR(tablestore.=),
+	RESTRICT = pg_catalog.neqsel, JOIN = pg_catalog.neqjoinsel);
+CREATE OPERATOR tablestore.>= (LEFTARG = tablestore.key, RIGHTARG = tablestore.key,
+	FUNCTION = tablestore.key_ge, COMMUTATOR = OPERATOR(tablestore.<=), NEGATOR = OPERATOR(tablestore.<),
+	RESTRICT = pg_catalog.scalargesel, JOIN = pg_catalog.scalargejoinsel);
+CREATE OPERATOR tablestore.> (LEFTARG = tablestore.key, RIGHTARG = tablestore.key,
+	FUNCTION = tablestore.key_gt, COMMUTATOR = OPERATOR(tablestore.<), NEGATOR = OPERATOR(tablestore.<=),
+	RESTRICT = pg_catalog.scalargtsel, JOIN = pg_catalog.scalargtjoinsel);
+
+CREATE OPERATOR CLASS tablestore.key_ops DEFAULT FOR TYPE tablestore.key USING btree AS
+	OPERATOR 1 tablestore.< , OPERATOR 2 tablestore.<= , OPERATOR 3 tablestore.= ,
+	OPERATOR 4 tablestore.>= , OPERATOR 5 tablestore.> ,
+	FUNCTION 1 tablestore.key_cmp(tablestore.key, tablestore.key),
+	FUNCTION 2 tablestore.key_sortsupport(internal);
+CREATE OPERATOR CLASS tablestore.key_hash_ops DEFAULT FOR TYPE tablestore.key USING hash AS
+	OPERATOR 1 tablestore.= ,
+	FUNCTION 1 tablestore.key_hash(tablestore.key);
+-- key type: end
+
+-- Configuration
+
+-- _check_nodes: configure()'s check of its nodes (C): each read with
+-- libpq's parser, allowed only the keywords that say where a node is (a
+-- node string names WHERE, the calling role decides WHO: no user,
+-- password, passfile, service, client certificate or key, options, and
+-- no value with "user=" in it), naming a database, no node twice; the
+-- result is the nodes in their canonical form.
+CREATE FUNCTION tablestore_router._check_nodes(nodes text[]) RETURNS text[]
+	AS 'MODULE_PATHNAME', 'router_check_nodes' LANGUAGE C STABLE STRICT;
+
+-- node_string: a node string as the router stores it: the text of the
+-- cluster's node at the same address (host, port, database) if it has
+-- one, else its canonical form.  A mover sets a partition to it.
+CREATE FUNCTION tablestore_router.node_string(node text) RETURNS text
+	AS 'MODULE_PATHNAME', 'router_node_string' LANGUAGE C STABLE STRICT;
+COMMENT ON FUNCTION tablestore_router.node_string(text) IS 'a node''s connection string as the partition map holds it (checked; the existing spelling of a node)';
+
+-- The locks of a mover (tools/cluster-move.sh): the partition's, then that
+-- of all partitions, held by the session until unlock_partition_for_move.
+-- Routed calls hold a share lock of the same kind while they run; these
+-- locks are of a class that no SQL function reaches.  Superuser only.
+CREATE FUNCTION tablestore_router.lock_partition_for_move(partition integer) RETURNS void
+	AS 'MODULE_PATHNAME', 'router_lock_partition_for_move' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION tablestore_router.lock_partition_for_move(integer) IS 'a mover''s locks on a partition and on all partitions (session level; waits at most lock_timeout)';
+CREATE FUNCTION tablestore_router.unlock_partition_for_move(partition integer) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'router_unlock_partition_for_move' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION tablestore_router.unlock_partition_for_move(integer) IS 'release a mover''s locks on a partition';
+
+-- configure: (re)define the cluster.  Partition i (of partitions, a power
+-- of two) goes to nodes[i % n]; each node is a libpq connection string of
+-- a tablestore database, which says where the node is (_check_nodes).
+-- The user mapping for PUBLIC (without a user name) makes every call run
+-- on the shards as the calling role.  Run again, it replaces the partition
+-- map and keeps the server's other options and user mappings.
+CREATE FUNCTION tablestore_router.configure(nodes text[], partitions integer DEFAULT 16) RETURNS void
+	LANGUAGE plpgsql SET search_path = pg_catalog AS $$
+DECLARE
+	opts text := '';
+	adds text := '';
+	n integer;
+BEGIN
+	IF array_ndims(nodes) > 1 THEN
+		RAISE EXCEPTION 'nodes must be a one-dimensional array of connection strings' USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	-- the nodes in order, subscripted from 1 whatever the caller's array
+	-- was (a slice always is)
+	nodes := nodes[array_lower(nodes, 1):array_upper(nodes, 1)];
+	n := coalesce(array_length(nodes, 1), 0);
+	IF n = 0 OR array_position(nodes, NULL) IS NOT NULL THEN
+		RAISE EXCEPTION 'a cluster needs at least one node, none of them NULL' USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	IF partitions IS NULL OR partitions < n OR partitions > 256 OR partitions & (partitions - 1) <> 0 THEN
+		RAISE EXCEPTION 'partitions must be a power of two between the number of nodes and 256' USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	nodes := tablestore_router._check_nodes(nodes);
+	FOR i IN 0 .. partitions - 1 LOOP
+		opts := opts || CASE WHEN i > 0 THEN ', ' ELSE '' END
+			|| format('p%s %L', i, nodes[1 + i % n]);
+		adds := adds || CASE WHEN i > 0 THEN ', ' ELSE '' END
+			|| format('ADD p%s %L', i, nodes[1 + i % n]);
+	END LOOP;
+	IF NOT EXISTS (SELECT FROM pg_foreign_server WHERE srvname = 'tablestore_cluster') THEN
+		EXECUTE 'CREATE SERVER tablestore_cluster FOREIGN DATA WRAPPER plproxy OPTIONS ('
+			|| opts || ')';
+	ELSE
+		-- a new partition map in one ALTER (PL/Proxy validates the result):
+		-- the server's other options and its user mappings, which may carry
+		-- passwords, stay as they are
+		EXECUTE 'ALTER SERVER tablestore_cluster OPTIONS ('
+			|| concat_ws(', ', (SELECT string_agg(format('DROP %I', split_part(o, '=', 1)), ', ')
+					FROM pg_foreign_server s, unnest(s.srvoptions) o
+					WHERE s.srvname = 'tablestore_cluster' AND split_part(o, '=', 1) ~ '^p[0-9]+$'),
+				adds)
+			|| ')';
+	END IF;
+	IF NOT EXISTS (SELECT FROM pg_user_mappings WHERE srvname = 'tablestore_cluster' AND umuser = 0) THEN
+		CREATE USER MAPPING FOR PUBLIC SERVER tablestore_cluster;
+	END IF;
+	GRANT USAGE ON FOREIGN SERVER tablestore_cluster TO PUBLIC;
+END $$;
+REVOKE ALL ON FUNCTION tablestore_router.configure(text[], integer) FROM PUBLIC;
+COMMENT ON FUNCTION tablestore_router.configure(text[], integer) IS 'define the cluster: partitions spread over the nodes'' connection strings';
+
+-- The partitions and the node each is on, from the foreign server.
+CREATE FUNCTION tablestore_router.partitions(OUT partition integer, OUT node text) RETURNS SETOF record
+	LANGUAGE sql STABLE SET search_path = pg_catalog
+	BEGIN ATOMIC
+		SELECT substr(o.opt, 2, strpos(o.opt, '=') - 2)::integer,
+			substr(o.opt, strpos(o.opt, '=') + 1)
+		FROM pg_catalog.pg_foreign_server s, unnest(s.srvoptions) o(opt)
+		WHERE s.srvname = 'tablestore_cluster' AND o.opt ~ '^p[0-9]+='
+		ORDER BY 1;
+	END;
+COMMENT ON FUNCTION tablestore_router.partitions() IS 'the cluster''s partitions and the connection string of the node that holds each';
+
+CREATE FUNCTION tablestore_router.partition_of(partition_key text) RETURNS integer
+	AS 'MODULE_PATHNAME', 'router_partition_of' LANGUAGE C STABLE STRICT;
+COMMENT ON FUNCTION tablestore_router.partition_of(text) IS 'the partition a PartitionKey is routed to';
+
+CREATE FUNCTION tablestore.partition_hash(partition_key text) RETURNS integer
+	AS 'MODULE_PATHNAME', 'partition_hash' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION tablestore.partition_hash(text) IS 'the stable hash of a PartitionKey that the router routes by';
+
+-- The PL/Proxy calls.  Each takes the partition first (RUN ON it) and runs
+-- the shard's function of the same name through its _routed_ form, which
+-- answers the function's error as data so that PL/Proxy keeps its
+-- connection (a one-value call: jsonb, {"#error": [...]} for an error; a set
+-- call: a last column error); the C functions of schema tablestore below
+-- pick the partition, wait for a partition that is being moved, and raise
+-- the shard's errors as the shard raised them.
+
+CREATE FUNCTION tablestore_router._create_table(table_name text)
+	RETURNS SETOF jsonb
+	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON ALL;
+	SELECT tablestore._routed_create_table_if_absent(table_name) AS _create_table; $$;
+CREATE FUNCTION tablestore_router._create_table_on(part integer, table_name text)
+	RETURNS jsonb
+	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON part;
+	SELECT tablestore._routed_create_table(table_name) AS _create_table_on; $$;
+CREATE FUNCTION tablestore_router._delete_table(table_name text)
+	RETURNS SETOF jsonb
+	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON ALL;
+	SELECT tablestore._routed_delete_table_if_exists(table_name) AS _delete_table; $$;
+CREATE FUNCTION tablestore_router._delete_table_on(part integer, table_name text)
+	RETURNS jsonb
+	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON part;
+	SELECT tablestore._routed_delete_table(table_name) AS _delete_table_on; $$;
+CREATE FUNCTION tablestore_router._list_tables(filter text)
+	RETURNS TABLE (result text, error text[])
+	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON ALL;
+	SELECT * FROM tablestore._routed_list_tables(filter); $$;
+
+CREATE FUNCTION tablestore_router._insert_entity(part integer, table_name text, entity jsonb)
+	RETURNS jsonb
+	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON part;
+	SELECT tablestore._routed_insert_entity(table_name, entity) AS _insert_entity; $$;
+CREATE FUNCTION tablestore_router._update_entity(part integer, table_name text, entity jsonb, if_match text)
+	RETURNS jsonb
+	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON part;
+	SELECT tablestore._routed_update_entity(table_name, entity, if_match) AS _update_entity; $$;
+CREATE FUNCTION tablestore_router._merge_entity(part integer, table_name text, entity jsonb, if_match text)
+	RETURNS jsonb
+	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON part;
+	SELECT tablestore._routed_merge_entity(table_name, entity, if_match) AS _merge_entity; $$;
+CREATE FUNCTION tablestore_router._insert_or_replace_entity(part integer, table_name text, entity jsonb)
+	RETURNS jsonb
+	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON part;
+	SELECT tablestore._routed_insert_or_replace_entity(table_name, entity) AS _insert_or_replace_entity; $$;
+CREATE FUNCTION tablestore_router._insert_or_merge_entity(part integer, table_name text, entity jsonb)
+	RETURNS jsonb
+	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON part;
+	SELECT tablestore._routed_insert_or_merge_entity(table_name, entity) AS _insert_or_merge_entity; $$;
+CREATE FUNCTION tablestore_router._delete_entity(part integer, table_name text, partition_key text, row_key text, if_match text)
+	RETURNS jsonb
+	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON part;
+	SELECT tablestore._routed_delete_entity(table_name, partition_key, row_key, if_match) AS _delete_entity; $$;
+CREATE FUNCTION tablestore_router._get_entity(part integer, table_name text, partition_key text, row_key text, select_list text)
+	RETURNS jsonb
+	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON part;
+	SELECT tablestore._routed_get_entity(table_name, partition_key, row_key, select_list) AS _get_entity; $$;
+CREATE FUNCTION tablestore_router._execute_batch(part integer, table_name text, operations jsonb)
+	RETURNS TABLE (result jsonb, error text[])
+	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON part;
+	SELECT * FROM tablestore._routed_execute_batch(table_name, operations); $$;
+CREATE FUNCTION tablestore_router._explain_query(part integer, table_name text, filter text)
+	RETURNS jsonb
+	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON part;
+	SELECT tablestore._routed_explain_query(table_name, filter) AS _explain_query; $$;
+CREATE FUNCTION tablestore_router._query_entities_page(part integer, table_name text, filter text, select_list text,
+		top integer, next_pk text, next_rk text)
+	RETURNS TABLE (entities jsonb, next_partition_key text, next_row_key text, error text[])
+	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON part;
+	SELECT * FROM tablestore._routed_query_entities_page(table_name, filter, select_list, top, next_pk, next_rk); $$;
+CREATE FUNCTION tablestore_router._query_entities_page_json(part integer, table_name text, filter text, select_list text,
+		top integer, next_pk text, next_rk text)
+	RETURNS TABLE (entities json, next_partition_key text, next_row_key text, error text[])
+	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON part;
+	SELECT * FROM tablestore._routed_query_entities_page_json(table_name, filter, select_list, top, next_pk, next_rk); $$;
+-- a page as rows, from one partition's node or from every node, with each
+-- entity's keys (the router merges pages in key order); the entity as
+-- text, which the router takes as it is (json would be parsed again)
+CREATE FUNCTION tablestore_router._query_page(part integer, table_name text, filter text, select_list text,
+		top integer, next_pk text, next_rk text)
+	RETURNS TABLE (entity text, next_partition_key text, next_row_key text, pk text, rk text, error text[])
+	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON part;
+	SELECT * FROM tablestore._routed_query_page(table_name, filter, select_list, top, next_pk, next_rk); $$;
+CREATE FUNCTION tablestore_router._query_page_all(table_name text, filter text, select_list text,
+		top integer, next_pk text, next_rk text)
+	RETURNS TABLE (entity text, next_partition_key text, next_row_key text, pk text, rk text, error text[])
+	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON ALL;
+	SELECT * FROM tablestore._routed_query_page(table_name, filter, select_list, top, next_pk, next_rk); $$;
+-- a streaming query's arguments, checked by the shard's own query_entities
+-- for the error one node gives
+CREATE FUNCTION tablestore_router._query_check(part integer, table_name text, filter text, select_list text, top integer)
+	RETURNS TABLE (result bigint, error text[])
+	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON part;
+	SELECT * FROM tablestore._routed_query_check(table_name, filter, select_list, top); $$;
+
+-- Only the functions of schema tablestore call these, with the partition
+-- they computed (through fmgr, which needs no EXECUTE privilege): a caller
+-- must not send an entity to a partition that is not its own.
+REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA tablestore_router FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION tablestore_router.partitions() TO PUBLIC;
+GRANT EXECUTE ON FUNCTION tablestore_router.partition_of(text) TO PUBLIC;
+GRANT EXECUTE ON FUNCTION tablestore_router.node_string(text) TO PUBLIC;
+
+-- The API: the signatures of extension tablestore
+
+CREATE FUNCTION tablestore.create_table(table_name text) RETURNS void
+	AS 'MODULE_PATHNAME', 'router_create_table' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION tablestore.create_table(text) IS 'create a table on every node';
+
+CREATE FUNCTION tablestore.delete_table(table_name text) RETURNS void
+	AS 'MODULE_PATHNAME', 'router_delete_table' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION tablestore.delete_table(text) IS 'delete a table and all its entities on every node';
+
+CREATE FUNCTION tablestore.list_tables(filter text DEFAULT NULL) RETURNS SETOF text
+	AS 'MODULE_PATHNAME', 'router_list_tables' LANGUAGE C STABLE;
+COMMENT ON FUNCTION tablestore.list_tables(text) IS 'the names of the tables (on every node) matching a $filter on TableName, in ordinal order';
+
+CREATE FUNCTION tablestore.insert_entity(table_name text, entity jsonb) RETURNS jsonb
+	AS 'MODULE_PATHNAME', 'router_insert_entity' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION tablestore.insert_entity(text, jsonb) IS 'insert an entity; EntityAlreadyExists if its key exists';
+
+CREATE FUNCTION tablestore.update_entity(table_name text, entity jsonb, if_match text DEFAULT '*') RETURNS jsonb
+	AS 'MODULE_PATHNAME', 'router_update_entity' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION tablestore.update_entity(text, jsonb, text) IS 'replace an existing entity whole, if its ETag matches';
+
+CREATE FUNCTION tablestore.merge_entity(table_name text, entity jsonb, if_match text DEFAULT '*') RETURNS jsonb
+	AS 'MODULE_PATHNAME', 'router_merge_entity' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION tablestore.merge_entity(text, jsonb, text) IS 'overwrite the given properties of an existing entity, if its ETag matches';
+
+CREATE FUNCTION tablestore.insert_or_replace_entity(table_name text, entity jsonb) RETURNS jsonb
+	AS 'MODULE_PATHNAME', 'router_insert_or_replace_entity' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION tablestore.insert_or_replace_entity(text, jsonb) IS 'replace the entity, or insert it';
+
+CREATE FUNCTION tablestore.insert_or_merge_entity(table_name text, entity jsonb) RETURNS jsonb
+	AS 'MODULE_PATHNAME', 'router_insert_or_merge_entity' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION tablestore.insert_or_merge_entity(text, jsonb) IS 'merge into the entity, or insert it';
+
+CREATE FUNCTION tablestore.delete_entity(table_name text, partition_key text, row_key text, if_match text DEFAULT '*') RETURNS void
+	AS 'MODULE_PATHNAME', 'router_delete_entity' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION tablestore.delete_entity(text, text, text, text) IS 'delete an entity, if its ETag matches';
+
+CREATE FUNCTION tablestore.get_entity(table_name text, partition_key text, row_key text, select_list text DEFAULT NULL) RETURNS jsonb
+	AS 'MODULE_PATHNAME', 'router_get_entity' LANGUAGE C STABLE;
+COMMENT ON FUNCTION tablestore.get_entity(text, text, text, text) IS 'one entity by its keys, optionally projected to a $select list';
+
+-- runs in the router itself: it reads no table
+CREATE FUNCTION tablestore.validate_entity(entity jsonb) RETURNS jsonb
+	AS 'MODULE_PATHNAME', 'validate_entity' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION tablestore.validate_entity(jsonb) IS 'validate an entity as a write would and return its properties in the stored form, writing nothing';
+
+CREATE FUNCTION tablestore._query_entities(table_name text, filter text, select_list text, top integer)
+	RETURNS SETOF jsonb
+	AS 'MODULE_PATHNAME', 'router_query_entities' LANGUAGE C STABLE;
+COMMENT ON FUNCTION tablestore._query_entities(text, text, text, integer) IS 'internal: the streaming scan of query_entities, page by page over the nodes';
+
+CREATE FUNCTION tablestore.query_entities(table_name text, filter text DEFAULT NULL, select_list text DEFAULT NULL,
+		top integer DEFAULT NULL)
+	RETURNS SETOF jsonb LANGUAGE sql STABLE
+	BEGIN ATOMIC
+		SELECT tablestore._query_entities(table_name, filter, select_list, top);
+	END;
+COMMENT ON FUNCTION tablestore.query_entities(text, text, text, integer) IS 'the entities matching a $filter, in key order, streamed';
+
+CREATE FUNCTION tablestore.query_entities_page(table_name text, filter text DEFAULT NULL, select_list text DEFAULT NULL,
+		top integer DEFAULT NULL, next_partition_key text DEFAULT NULL, next_row_key text DEFAULT NULL)
+	RETURNS TABLE (entities jsonb, next_partition_key text, next_row_key text)
+	AS 'MODULE_PATHNAME', 'router_query_entities_page' LANGUAGE C STABLE;
+COMMENT ON FUNCTION tablestore.query_entities_page(text, text, text, integer, text, text) IS 'one page of a query (at most 1,000 entities) and its continuation';
+
+CREATE FUNCTION tablestore._query_entities_json(table_name text, filter text, select_list text, top integer)
+	RETURNS SETOF json
+	AS 'MODULE_PATHNAME', 'router_query_entities_json' LANGUAGE C STABLE;
+COMMENT ON FUNCTION tablestore._query_entities_json(text, text, text, integer) IS 'internal: the streaming scan of query_entities_json';
+
+CREATE FUNCTION tablestore.query_entities_json(table_name text, filter text DEFAULT NULL, select_list text DEFAULT NULL,
+		top integer DEFAULT NULL)
+	RETURNS SETOF json LANGUAGE sql STABLE
+	BEGIN ATOMIC
+		SELECT tablestore._query_entities_json(table_name, filter, select_list, top);
+	END;
+COMMENT ON FUNCTION tablestore.query_entities_json(text, text, text, integer) IS 'query_entities with each entity as json text';
+
+CREATE FUNCTION tablestore.query_entities_page_json(table_name text, filter text DEFAULT NULL, select_list text DEFAULT NULL,
+		top integer DEFAULT NULL, next_partition_key text DEFAULT NULL, next_row_key text DEFAULT NULL)
+	RETURNS TABLE (entities json, next_partition_key text, next_row_key text)
+	AS 'MODULE_PATHNAME', 'router_query_entities_page_json' LANGUAGE C STABLE;
+COMMENT ON FUNCTION tablestore.query_entities_page_json(text, text, text, integer, text, text) IS 'query_entities_page with the page as json text';
+
+CREATE FUNCTION tablestore.query_page(table_name text, filter text DEFAULT NULL, select_list text DEFAULT NULL,
+		top integer DEFAULT NULL, next_partition_key text DEFAULT NULL, next_row_key text DEFAULT NULL)
+	RETURNS TABLE (entity json, next_partition_key text, next_row_key text)
+	AS 'MODULE_PATHNAME', 'router_query_page' LANGUAGE C STABLE ROWS 1000;
+COMMENT ON FUNCTION tablestore.query_page(text, text, text, integer, text, text) IS 'one page of a query as rows, then its continuation';
+
+CREATE FUNCTION tablestore.explain_query(table_name text, filter text) RETURNS jsonb
+	AS 'MODULE_PATHNAME', 'router_explain_query' LANGUAGE C STABLE;
+COMMENT ON FUNCTION tablestore.explain_query(text, text) IS 'how a $filter on a table is executed on a node';
+
+CREATE FUNCTION tablestore.execute_batch(table_name text, operations jsonb) RETURNS SETOF jsonb
+	AS 'MODULE_PATHNAME', 'router_execute_batch' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION tablestore.execute_batch(text, jsonb) IS 'run up to 100 operations on one partition, all or nothing, on its node';
+
+-- runs in the router itself
+CREATE FUNCTION tablestore.error_codes(OUT code text, OUT sqlstate text, OUT http_status integer, OUT description text,
+		OUT service_message text)
+	RETURNS SETOF record
+	AS 'MODULE_PATHNAME', 'error_codes' LANGUAGE C IMMUTABLE;
+COMMENT ON FUNCTION tablestore.error_codes() IS 'the Table service error codes and the SQLSTATE each is raised with';
+
+-- Issue 22 ($select, $top=0): query_page with each entity's keys, as on a
+-- node, for the HTTP gateway in front of a router: a $select that does not
+-- name PartitionKey and RowKey leaves them out of the entity
+CREATE FUNCTION tablestore._query_page_keyed(table_name text, filter text, select_list text,
+		top integer, next_partition_key text, next_row_key text)
+	RETURNS TABLE (entity json, next_partition_key text, next_row_key text, partition_key text, row_key text)
+	AS 'MODULE_PATHNAME', 'router_query_page' LANGUAGE C STABLE ROWS 1000;
+COMMENT ON FUNCTION tablestore._query_page_keyed(text, text, text, integer, text, text) IS 'internal: query_page with each entity''s keys, for the HTTP gateway';
+
+-- Stored access policies (Get/Set Table ACL, issue 22 item 8): begin
+-- Every node keeps a table's policies with its copy of the table (so that
+-- delete_table, run on every node, removes them): set replaces them on
+-- every node under the table's name lock, get reads the node of partition
+-- 0 under the same lock in share mode (the nodes agree when no set is in
+-- flight; one remote call, not one per partition, per SAS with si).
+CREATE FUNCTION tablestore_router._set_table_acl(table_name text, acl jsonb)
+	RETURNS SETOF jsonb
+	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON ALL;
+	SELECT tablestore._routed_set_table_acl(table_name, acl) AS _set_table_acl; $$;
+CREATE FUNCTION tablestore_router._get_table_acl(table_name text)
+	RETURNS SETOF jsonb
+	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON 0;
+	SELECT tablestore._routed_get_table_acl(table_name) AS _get_table_acl; $$;
+REVOKE EXECUTE ON FUNCTION tablestore_router._set_table_acl(text, jsonb), tablestore_router._get_table_acl(text) FROM PUBLIC;
+
+CREATE FUNCTION tablestore.set_table_acl(table_name text, acl jsonb) RETURNS void
+	AS 'MODULE_PATHNAME', 'router_set_table_acl' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION tablestore.set_table_acl(text, jsonb) IS 'replace a table''s stored access policies on every node (at most 5; NULL or [] removes them)';
+CREATE FUNCTION tablestore.get_table_acl(table_name text) RETURNS jsonb
+	AS 'MODULE_PATHNAME', 'router_get_table_acl' LANGUAGE C STABLE;
+COMMENT ON FUNCTION tablestore.get_table_acl(text) IS 'a table''s stored access policies as a JSON array (the same on every node)';
+-- Stored access policies: end
+
+-- Service properties (issue 22 item 7): stored in the router's database,
+-- with the functions of extension tablestore (below, copied by the build).
+-- Who may set them: a role that may create tables on the cluster, i.e.
+-- that has CREATE on schema tablestore_data on the shards (asked of the
+-- node of partition 0, as the calling role).
+CREATE FUNCTION tablestore_router._may_create_tables() RETURNS boolean
+	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON 0;
+	SELECT pg_catalog.has_schema_privilege('tablestore_data', 'CREATE') AS _may_create_tables; $$;
+-- called only by _may_set_service_properties (C, which maps a node's
+-- refusal of the role to 42501): not by the public directly
+REVOKE EXECUTE ON FUNCTION tablestore_router._may_create_tables() FROM PUBLIC;
+-- _check_user_mapping: the mapping check of every routed call (a mapping
+-- naming another role is refused, 42501), made before _may_create_tables
+-- asks node 0 (attack F2: a role's own mapping naming a privileged role
+-- made the question answer for that role).
+CREATE FUNCTION tablestore_router._check_user_mapping() RETURNS void
+	AS 'MODULE_PATHNAME', 'router_check_user_mapping' LANGUAGE C VOLATILE;
+CREATE FUNCTION tablestore._may_set_service_properties() RETURNS boolean
+	AS 'MODULE_PATHNAME', 'router_may_set_service_properties' LANGUAGE C STABLE;
+
+-- service properties: begin (issue 22 item 7; tablestore_router's build copies this part)
+-- The account's service properties (Get/Set Table Service Properties):
+-- logging, hour and minute metrics and the CORS rules that the gateway
+-- answers preflight requests and cross-origin requests from.  One row per
+-- database (an account is a database), as jsonb in the normalized form
+-- that get_service_properties returns.  Anyone may read them; writing
+-- needs the account-level right (_may_set_service_properties), enforced
+-- by a row security policy, so that a direct UPDATE is held to it too, and
+-- the CHECK keeps every stored value one that the validation accepted.
+-- PUBLIC has SELECT and INSERT on the table and UPDATE of its column
+-- properties only: no table-level UPDATE, DELETE or TRUNCATE, so that no
+-- role without the right can LOCK it in a mode that blocks the readers
+-- (the gateway's CORS read) or the writers; a row lock (FOR UPDATE) is
+-- held to the update policy, which hides the row from such a role.
+-- _service_properties_clip: a caller's value as a message echoes it: at
+-- most 100 bytes, whole characters, "..." marking a cut (as every echo of
+-- the extension).
+CREATE FUNCTION tablestore._service_properties_clip(v text) RETURNS text
+	LANGUAGE plpgsql IMMUTABLE STRICT SET search_path = pg_catalog AS $$
+DECLARE
+	c text := left(v, 100);
+BEGIN
+	IF octet_length(v) <= 100 THEN
+		RETURN v;
+	END IF;
+	WHILE octet_length(c) > 100 LOOP
+		c := left(c, -1);
+	END LOOP;
+	RETURN c || '...';
+END $$;
+
+-- _service_properties_fail: raise InvalidXmlDocument or (any other code)
+-- InvalidXmlNodeValue with this message.
+CREATE FUNCTION tablestore._service_properties_fail(code text, message text) RETURNS void
+	LANGUAGE plpgsql IMMUTABLE STRICT SET search_path = pg_catalog AS $$
+BEGIN
+	RAISE EXCEPTION '%', left(message, 1000) USING
+		ERRCODE = CASE code WHEN 'InvalidXmlDocument' THEN 'TSX00' ELSE 'TSX01' END,
+		DETAIL = CASE code WHEN 'InvalidXmlDocument' THEN 'Table service error code: InvalidXmlDocument.'
+			ELSE 'Table service error code: InvalidXmlNodeValue.' END;
+END $$;
+
+-- _service_properties_list: a comma-separated CORS list checked as the
+-- service checks it: at least min_items (0 or 1), at most max_plain items
+-- and max_prefixed items that end in "*", each 1..256 characters.  Items
+-- are trimmed of spaces (only) and must be visible ASCII: an origin any
+-- (the service and the SDKs' tests store "test" or "https://host/*"; a
+-- rule matches an Origin only when equal, so an odd one matches nothing),
+-- a header name (what ending in "Headers") an HTTP token that may end in
+-- "*".  So nothing the properties' XML
+-- cannot carry (U+FFFE, control characters) or a response header cannot
+-- (CR, LF, tab) is stored.
+CREATE FUNCTION tablestore._service_properties_list(what text, v text, min_items integer,
+		max_plain integer, max_prefixed integer) RETURNS void
+	LANGUAGE plpgsql IMMUTABLE STRICT SET search_path = pg_catalog AS $$
+DECLARE
+	item text;
+	plain integer := 0;
+	prefixed integer := 0;
+BEGIN
+	IF btrim(v) = '' THEN
+		IF min_items > 0 THEN
+			PERFORM tablestore._service_properties_fail('InvalidXmlNodeValue',
+				format('%s must not be empty', tablestore._service_properties_clip(what)));
+		END IF;
+		RETURN;
+	END IF;
+	FOREACH item IN ARRAY string_to_array(v, ',') LOOP
+		item := btrim(item, ' ');
+		IF item = '' OR length(item) > 256 THEN
+			PERFORM tablestore._service_properties_fail('InvalidXmlNodeValue',
+				format('each item of %s must have 1 to 256 characters', tablestore._service_properties_clip(what)));
+		END IF;
+		IF what = 'AllowedOrigins' AND item !~ '^[!-~]+$' THEN
+			PERFORM tablestore._service_properties_fail('InvalidXmlNodeValue',
+				format('%s holds an item that is not visible ASCII', what));
+		ELSIF what <> 'AllowedOrigins' AND item !~ '^[!#$%&''*+.^_`|~0-9A-Za-z-]+$' THEN
+			PERFORM tablestore._service_properties_fail('InvalidXmlNodeValue',
+				format('%s holds an item that is no header name', what));
+		END IF;
+		IF right(item, 1) = '*' THEN
+			prefixed := prefixed + 1;
+		ELSE
+			plain := plain + 1;
+		END IF;
+	END LOOP;
+	IF plain > max_plain OR prefixed > max_prefixed THEN
+		PERFORM tablestore._service_properties_fail('InvalidXmlNodeValue',
+			format('%s may hold at most %s names and %s prefixes (ending in *)',
+				tablestore._service_properties_clip(what), max_plain, max_prefixed));
+	END IF;
+END $$;
+
+-- _service_properties_normalize: one element of a Set (name: Logging,
+-- HourMetrics, MinuteMetrics or Cors) checked and in its stored form.
+-- Booleans and integers may come as JSON values or as the XML text
+-- ("true", "42"); unknown or missing members are InvalidXmlDocument, bad
+-- values InvalidXmlNodeValue, as the service answers.
+CREATE FUNCTION tablestore._service_properties_normalize(name text, v jsonb) RETURNS jsonb
+	LANGUAGE plpgsql IMMUTABLE STRICT SET search_path = pg_catalog AS $$
+DECLARE
+	allowed text[];
+	required text[];
+	k text;
+	out jsonb := '{}';
+	rp jsonb;
+	rule jsonb;
+	rules jsonb := '[]';
+	m text;
+	n bigint;
+BEGIN
+	name := tablestore._service_properties_clip(name);
+	IF name = 'Cors' THEN
+		IF v IS NULL OR jsonb_typeof(v) = 'null' OR v = '""'::jsonb THEN
+			RETURN '[]';
+		END IF;
+		IF jsonb_typeof(v) <> 'array' THEN
+			PERFORM tablestore._service_properties_fail('InvalidXmlDocument', 'Cors must be a list of CorsRule');
+		END IF;
+		IF jsonb_array_length(v) > 5 THEN
+			PERFORM tablestore._service_properties_fail('InvalidXmlDocument', 'at most 5 CORS rules');
+		END IF;
+		FOR rule IN SELECT value FROM jsonb_array_elements(v) LOOP
+			IF jsonb_typeof(rule) <> 'object' THEN
+				PERFORM tablestore._service_properties_fail('InvalidXmlDocument', 'a CorsRule must be an object');
+			END IF;
+			FOR k IN SELECT jsonb_object_keys(rule) LOOP
+				IF k NOT IN ('AllowedOrigins', 'AllowedMethods', 'AllowedHeaders', 'ExposedHeaders', 'MaxAgeInSeconds') THEN
+					PERFORM tablestore._service_properties_fail('InvalidXmlDocument', format('unknown CorsRule element %s', tablestore._service_properties_clip(k)));
+				END IF;
+			END LOOP;
+			FOREACH k IN ARRAY ARRAY['AllowedOrigins', 'AllowedMethods', 'AllowedHeaders', 'ExposedHeaders', 'MaxAgeInSeconds'] LOOP
+				IF NOT rule ? k THEN
+					PERFORM tablestore._service_properties_fail('InvalidXmlDocument', format('a CorsRule needs %s', k));
+				END IF;
+				IF k <> 'MaxAgeInSeconds' AND jsonb_typeof(rule->k) <> 'string' THEN
+					PERFORM tablestore._service_properties_fail('InvalidXmlNodeValue', format('%s must be text', k));
+				END IF;
+			END LOOP;
+			PERFORM tablestore._service_properties_list('AllowedOrigins', rule->>'AllowedOrigins', 1, 64, 64);
+			PERFORM tablestore._service_properties_list('AllowedHeaders', rule->>'AllowedHeaders', 0, 64, 2);
+			PERFORM tablestore._service_properties_list('ExposedHeaders', rule->>'ExposedHeaders', 0, 64, 2);
+			IF btrim(rule->>'AllowedMethods', ' ') = '' THEN
+				PERFORM tablestore._service_properties_fail('InvalidXmlNodeValue', 'AllowedMethods must not be empty');
+			END IF;
+			FOREACH m IN ARRAY string_to_array(rule->>'AllowedMethods', ',') LOOP
+				IF btrim(m, ' ') NOT IN ('DELETE', 'GET', 'HEAD', 'MERGE', 'POST', 'OPTIONS', 'PUT', 'PATCH') THEN
+					PERFORM tablestore._service_properties_fail('InvalidXmlNodeValue',
+						'AllowedMethods holds a method other than DELETE, GET, HEAD, MERGE, POST, OPTIONS, PUT, PATCH');
+				END IF;
+			END LOOP;
+			n := NULL;
+			IF jsonb_typeof(rule->'MaxAgeInSeconds') IN ('number', 'string') AND (rule->>'MaxAgeInSeconds') ~ '^[0-9]{1,10}$' THEN
+				n := (rule->>'MaxAgeInSeconds')::bigint;
+			END IF;
+			IF n IS NULL OR n > 2147483647 THEN
+				PERFORM tablestore._service_properties_fail('InvalidXmlNodeValue', 'MaxAgeInSeconds must be an integer from 0 to 2147483647');
+			END IF;
+			rules := rules || jsonb_build_array(jsonb_build_object(
+				'AllowedOrigins', rule->>'AllowedOrigins', 'AllowedMethods', rule->>'AllowedMethods',
+				'AllowedHeaders', rule->>'AllowedHeaders', 'ExposedHeaders', rule->>'ExposedHeaders',
+				'MaxAgeInSeconds', (rule->>'MaxAgeInSeconds')::integer));
+		END LOOP;
+		RETURN rules;
+	END IF;
+
+	-- Logging, HourMetrics, MinuteMetrics
+	IF v IS NULL OR jsonb_typeof(v) <> 'object' THEN
+		PERFORM tablestore._service_properties_fail('InvalidXmlDocument', format('%s must be an element with members', name));
+	END IF;
+	IF name = 'Logging' THEN
+		allowed := ARRAY['Version', 'Delete', 'Read', 'Write', 'RetentionPolicy'];
+		required := allowed;
+	ELSE
+		allowed := ARRAY['Version', 'Enabled', 'IncludeAPIs', 'RetentionPolicy'];
+		required := ARRAY['Version', 'Enabled', 'RetentionPolicy'];
+	END IF;
+	FOR k IN SELECT jsonb_object_keys(v) LOOP
+		IF NOT k = ANY (allowed) THEN
+			PERFORM tablestore._service_properties_fail('InvalidXmlDocument', format('unknown %s element %s', name, tablestore._service_properties_clip(k)));
+		END IF;
+	END LOOP;
+	FOREACH k IN ARRAY required LOOP
+		IF NOT v ? k THEN
+			PERFORM tablestore._service_properties_fail('InvalidXmlDocument', format('%s needs %s', name, k));
+		END IF;
+	END LOOP;
+	IF v->>'Version' IS DISTINCT FROM '1.0' THEN
+		PERFORM tablestore._service_properties_fail('InvalidXmlNodeValue', format('%s Version must be 1.0', name));
+	END IF;
+	out := jsonb_build_object('Version', '1.0');
+	FOREACH k IN ARRAY CASE WHEN name = 'Logging' THEN ARRAY['Delete', 'Read', 'Write'] ELSE ARRAY['Enabled', 'IncludeAPIs'] END LOOP
+		CONTINUE WHEN NOT v ? k;
+		IF COALESCE(v->>k, '') NOT IN ('true', 'false') OR jsonb_typeof(v->k) NOT IN ('boolean', 'string') THEN
+			PERFORM tablestore._service_properties_fail('InvalidXmlNodeValue', format('%s %s must be true or false', name, k));
+		END IF;
+		out := out || jsonb_build_object(k, (v->>k)::boolean);
+	END LOOP;
+	IF out ? 'IncludeAPIs' THEN
+		IF (out->>'IncludeAPIs')::boolean AND NOT (out->>'Enabled')::boolean THEN
+			PERFORM tablestore._service_properties_fail('InvalidXmlNodeValue', format('%s IncludeAPIs needs Enabled metrics', name));
+		ELSIF NOT (out->>'Enabled')::boolean THEN
+			out := out - 'IncludeAPIs';
+		END IF;
+	ELSIF name <> 'Logging' AND (out->>'Enabled')::boolean THEN
+		PERFORM tablestore._service_properties_fail('InvalidXmlDocument', format('enabled %s need IncludeAPIs', name));
+	END IF;
+	rp := v->'RetentionPolicy';
+	IF rp IS NULL OR jsonb_typeof(rp) <> 'object' OR NOT rp ? 'Enabled' THEN
+		PERFORM tablestore._service_properties_fail('InvalidXmlDocument', format('%s RetentionPolicy needs Enabled', name));
+	END IF;
+	FOR k IN SELECT jsonb_object_keys(rp) LOOP
+		IF k NOT IN ('Enabled', 'Days') THEN
+			PERFORM tablestore._service_properties_fail('InvalidXmlDocument', format('unknown RetentionPolicy element %s', tablestore._service_properties_clip(k)));
+		END IF;
+	END LOOP;
+	IF COALESCE(rp->>'Enabled', '') NOT IN ('true', 'false') OR jsonb_typeof(rp->'Enabled') NOT IN ('boolean', 'string') THEN
+		PERFORM tablestore._service_properties_fail('InvalidXmlNodeValue', 'RetentionPolicy Enabled must be true or false');
+	END IF;
+	IF (rp->>'Enabled')::boolean THEN
+		IF NOT rp ? 'Days' THEN
+			PERFORM tablestore._service_properties_fail('InvalidXmlDocument', 'an enabled RetentionPolicy needs Days');
+		END IF;
+		IF jsonb_typeof(rp->'Days') IN ('number', 'string') AND (rp->>'Days') ~ '^[0-9]{1,3}$' THEN
+			n := (rp->>'Days')::integer;
+		END IF;
+		IF n IS NULL OR n NOT BETWEEN 1 AND 365 THEN
+			PERFORM tablestore._service_properties_fail('InvalidXmlNodeValue', 'RetentionPolicy Days must be from 1 to 365');
+		END IF;
+		out := out || jsonb_build_object('RetentionPolicy', jsonb_build_object('Enabled', true, 'Days', n));
+	ELSE
+		out := out || jsonb_build_object('RetentionPolicy', jsonb_build_object('Enabled', false));
+	END IF;
+	RETURN out;
+END $$;
+
+-- _service_properties_valid: whether a stored value is in normalized form
+-- (the table's CHECK).
+CREATE FUNCTION tablestore._service_properties_valid(p jsonb) RETURNS boolean
+	LANGUAGE sql IMMUTABLE STRICT SET search_path = pg_catalog
+	RETURN jsonb_typeof(p) = 'object'
+		AND (SELECT COALESCE(bool_and(k IN ('Logging', 'HourMetrics', 'MinuteMetrics', 'Cors')), true) FROM jsonb_object_keys(p) k)
+		AND (SELECT COALESCE(bool_and(tablestore._service_properties_normalize(k, p->k) = p->k), true)
+			FROM jsonb_object_keys(p) k);
+
+CREATE TABLE tablestore.service_properties (
+	only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+	properties jsonb NOT NULL CHECK (tablestore._service_properties_valid(properties))
+);
+COMMENT ON TABLE tablestore.service_properties IS 'the account''s service properties (logging, metrics, CORS rules): one row, absent until first set';
+SELECT pg_catalog.pg_extension_config_dump('tablestore.service_properties', '');
+ALTER TABLE tablestore.service_properties ENABLE ROW LEVEL SECURITY;
+GRANT SELECT, INSERT ON tablestore.service_properties TO PUBLIC;
+GRANT UPDATE (properties) ON tablestore.service_properties TO PUBLIC;
+CREATE POLICY service_properties_read ON tablestore.service_properties FOR SELECT USING (true);
+CREATE POLICY service_properties_insert ON tablestore.service_properties FOR INSERT
+	WITH CHECK (tablestore._may_set_service_properties());
+CREATE POLICY service_properties_update ON tablestore.service_properties FOR UPDATE
+	USING (tablestore._may_set_service_properties()) WITH CHECK (tablestore._may_set_service_properties());
+
+-- get_service_properties: the stored properties, or the defaults (logging
+-- and metrics off, no CORS rules) when they were never set.
+CREATE FUNCTION tablestore.get_service_properties() RETURNS jsonb
+	LANGUAGE sql STABLE SET search_path = pg_catalog
+	BEGIN ATOMIC
+		SELECT '{"Logging": {"Version": "1.0", "Delete": false, "Read": false, "Write": false, "RetentionPolicy": {"Enabled": false}},
+				"HourMetrics": {"Version": "1.0", "Enabled": false, "RetentionPolicy": {"Enabled": false}},
+				"MinuteMetrics": {"Version": "1.0", "Enabled": false, "RetentionPolicy": {"Enabled": false}},
+				"Cors": []}'::jsonb
+			OPERATOR(pg_catalog.||) COALESCE((SELECT s.properties FROM tablestore.service_properties s WHERE s.only_row), '{}'::jsonb);
+	END;
+COMMENT ON FUNCTION tablestore.get_service_properties() IS 'the account''s service properties (Logging, HourMetrics, MinuteMetrics, Cors)';
+
+-- set_service_properties: validate and store; the elements the argument
+-- omits keep their stored values (the service's partial update); an
+-- empty Cors list removes every rule.  Returns what get_service_properties
+-- now returns.  The merge into the stored row is done by the upsert on
+-- the row it locked, so that concurrent Sets of different elements both
+-- keep theirs.
+CREATE FUNCTION tablestore.set_service_properties(properties jsonb) RETURNS jsonb
+	LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog AS $$
+DECLARE
+	k text;
+	merged jsonb;
+BEGIN
+	IF properties IS NULL THEN
+		RAISE EXCEPTION 'service properties must not be NULL'
+			USING ERRCODE = 'invalid_parameter_value', DETAIL = 'Table service error code: InvalidInput.';
+	END IF;
+	IF jsonb_typeof(properties) <> 'object' THEN
+		PERFORM tablestore._service_properties_fail('InvalidXmlDocument', 'service properties must be an object');
+	END IF;
+	IF NOT tablestore._may_set_service_properties() THEN
+		RAISE EXCEPTION 'permission denied to set the service properties'
+			USING ERRCODE = 'insufficient_privilege',
+				HINT = 'Setting them needs CREATE on schema tablestore_data, as creating a table does.';
+	END IF;
+	merged := '{}';
+	FOR k IN SELECT jsonb_object_keys(properties) LOOP
+		IF k NOT IN ('Logging', 'HourMetrics', 'MinuteMetrics', 'Cors') THEN
+			PERFORM tablestore._service_properties_fail('InvalidXmlDocument', format('unknown service property %s', tablestore._service_properties_clip(k)));
+		END IF;
+		merged := merged || jsonb_build_object(k, tablestore._service_properties_normalize(k, properties->k));
+	END LOOP;
+	INSERT INTO tablestore.service_properties AS s (only_row, properties) VALUES (true, merged)
+		ON CONFLICT (only_row) DO UPDATE SET properties = s.properties OPERATOR(pg_catalog.||) excluded.properties;
+	RETURN tablestore.get_service_properties();
+END $$;
+COMMENT ON FUNCTION tablestore.set_service_properties(jsonb) IS 'set the account''s service properties (omitted elements keep their values)';
+-- service properties: end
+
+-- ---------------------------------------------------------------------
+-- Online partition moves (issue 23): tablestore_router.move_partition
+-- moves a partition to another node on PostgreSQL's logical replication
+-- (a publication on the source, a subscription on the target that copies
+-- and then streams), with the partition's lock held only for the cutover.
+-- The router reaches the nodes with extension dblink (created by the
+-- administrator: CREATE EXTENSION dblink).  README "Growing the cluster".
+-- ---------------------------------------------------------------------
+
+-- Every move, in progress and done; at most one is unfinished at a time
+-- (create_table and delete_table refuse to run while one is).
+CREATE TABLE tablestore_router._moves (
+	id bigserial PRIMARY KEY,
+	partition integer NOT NULL,
+	source text NOT NULL,
+	target text NOT NULL,
+	step text NOT NULL,
+	detail text,
+	started_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+	step_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+	finished_at timestamptz,
+	attempts integer NOT NULL DEFAULT 1,
+	rows_moved bigint,
+	lag_bytes bigint,
+	cutover_ms numeric,
+	last_error text
+);
+CREATE UNIQUE INDEX _moves_one_unfinished ON tablestore_router._moves ((true)) WHERE finished_at IS NULL;
+COMMENT ON TABLE tablestore_router._moves IS 'the partition moves of this router (move_partition), with their steps';
+GRANT SELECT ON tablestore_router._moves TO PUBLIC;
+
+CREATE VIEW tablestore_router.moves AS
+	SELECT id, partition, source, target, step, detail, started_at, step_at, finished_at,
+		coalesce(finished_at, clock_timestamp()) - started_at AS elapsed,
+		attempts, rows_moved, lag_bytes, cutover_ms, last_error
+	FROM tablestore_router._moves;
+COMMENT ON VIEW tablestore_router.moves IS 'partition moves in progress and done: step, times, entities moved, replication lag, the cutover''s pause';
+GRANT SELECT ON tablestore_router.moves TO PUBLIC;
+
+-- _node_connect: open (again) the router session's dblink connection conn
+-- to a node, as the calling role (the node string names no role).
+CREATE FUNCTION tablestore_router._node_connect(conn text, node text) RETURNS void
+	LANGUAGE plpgsql AS $$
+DECLARE
+	s text := (SELECT n.nspname FROM pg_catalog.pg_extension e
+		JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'dblink');
+	open text[];
+BEGIN
+	IF s IS NULL THEN
+		RAISE EXCEPTION 'moving partitions needs extension dblink in the router database'
+			USING ERRCODE = 'object_not_in_prerequisite_state', HINT = 'CREATE EXTENSION dblink;';
+	END IF;
+	EXECUTE format('SELECT %I.dblink_get_connections()', s) INTO open;
+	IF conn = ANY (open) THEN
+		EXECUTE format('SELECT %I.dblink_disconnect($1)', s) USING conn;
+	END IF;
+	EXECUTE format('SELECT %I.dblink_connect($1, $2)', s)
+		USING conn, node || ' user=''' || replace(replace(current_user, '\', '\\'), '''', '\''') || '''';
+END $$;
+
+-- _node_exec: run a command (or several, one transaction) on a node
+CREATE FUNCTION tablestore_router._node_exec(conn text, command text) RETURNS void
+	LANGUAGE plpgsql AS $$
+BEGIN
+	EXECUTE format('SELECT %I.dblink_exec($1, $2, true)',
+		(SELECT n.nspname FROM pg_catalog.pg_extension e
+			JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'dblink'))
+		USING conn, command;
+END $$;
+
+-- _node_values: the first column of a query's rows on a node, as text
+CREATE FUNCTION tablestore_router._node_values(conn text, query text) RETURNS SETOF text
+	LANGUAGE plpgsql AS $$
+BEGIN
+	RETURN QUERY EXECUTE format('SELECT v FROM %I.dblink($1, $2, true) AS t(v text)',
+		(SELECT n.nspname FROM pg_catalog.pg_extension e
+			JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'dblink'))
+		USING conn, query;
+END $$;
+
+-- _move_pause: a test's hook: with tablestore_router.move_pause_at set to
+-- a step's name, the mover waits after recording that step for as long as
+-- the file tablestore_router.move_pause_file exists (at most 2 minutes).
+CREATE FUNCTION tablestore_router._move_pause(step text) RETURNS void
+	LANGUAGE plpgsql AS $$
+DECLARE
+	f text := current_setting('tablestore_router.move_pause_file', true);
+BEGIN
+	IF current_setting('tablestore_router.move_pause_at', true) IS DISTINCT FROM step OR coalesce(f, '') = '' THEN
+		RETURN;
+	END IF;
+	FOR i IN 1 .. 2400 LOOP
+		EXIT WHEN pg_catalog.pg_stat_file(f, true) IS NULL;
+		PERFORM pg_catalog.pg_sleep(0.05);
+	END LOOP;
+END $$;
+
+-- _move_step: record a move's step (committed by the caller)
+CREATE FUNCTION tablestore_router._move_step(move bigint, step text, detail text DEFAULT NULL) RETURNS void
+	LANGUAGE sql AS $$
+	UPDATE tablestore_router._moves SET step = $2, detail = $3, step_at = clock_timestamp()
+	WHERE id = $1 AND finished_at IS NULL;
+$$;
+
+-- ---- issue 23, the attack on moves (fixmove): no owner code as the
+-- superuser, one live run of a move, no move to the source itself, the
+-- move's slots dropped, abort_move ----
+
+-- _move_session_lock: the mover's session lock (router's lock class), held
+-- for a whole run of move_partition; take: false if another session holds it
+CREATE FUNCTION tablestore_router._move_session_lock(take boolean) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'router_move_session_lock' LANGUAGE C VOLATILE STRICT;
+
+-- _move_owner_code_sql: a query, run on a node, naming what of its entity
+-- relations would run code of their owners in the replication's apply
+-- worker or in the mover's statements (as the superuser): user triggers
+-- (but the mover's own), rules, and constraints, indexes and defaults whose
+-- expressions call a function (or an operator's) neither of PostgreSQL's
+-- catalog nor of extension tablestore (pg_depend records them all).  NULL
+-- when there is none.
+CREATE FUNCTION tablestore_router._move_owner_code_sql() RETURNS text
+	LANGUAGE sql IMMUTABLE AS $$
+SELECT $q$
+WITH rels AS (
+	SELECT c.oid, c.relname FROM tablestore.tables t
+	JOIN pg_catalog.pg_class c ON c.oid = pg_catalog.to_regclass('tablestore_data.' || pg_catalog.quote_ident(t.relation_name))
+), ext AS (
+	SELECT oid FROM pg_catalog.pg_extension WHERE extname = 'tablestore'
+), deps AS (
+	SELECT r.relname, d.classid, d.objid, d.objsubid,
+		CASE d.refclassid WHEN 'pg_catalog.pg_proc'::regclass THEN d.refobjid
+			ELSE (SELECT o.oprcode::oid FROM pg_catalog.pg_operator o WHERE o.oid = d.refobjid) END AS f
+	FROM rels r JOIN pg_catalog.pg_depend d ON d.refclassid IN ('pg_catalog.pg_proc'::regclass, 'pg_catalog.pg_operator'::regclass)
+		AND ((d.classid = 'pg_catalog.pg_class'::regclass AND (d.objid = r.oid
+				OR d.objid IN (SELECT i.indexrelid FROM pg_catalog.pg_index i WHERE i.indrelid = r.oid)))
+			OR (d.classid = 'pg_catalog.pg_constraint'::regclass
+				AND d.objid IN (SELECT k.oid FROM pg_catalog.pg_constraint k WHERE k.conrelid = r.oid))
+			OR (d.classid = 'pg_catalog.pg_attrdef'::regclass
+				AND d.objid IN (SELECT a.oid FROM pg_catalog.pg_attrdef a WHERE a.adrelid = r.oid)))
+)
+SELECT pg_catalog.string_agg(w, '; ' ORDER BY w) FROM (
+	SELECT r.relname || ': trigger ' || t.tgname AS w
+	FROM rels r JOIN pg_catalog.pg_trigger t ON t.tgrelid = r.oid
+	WHERE NOT t.tgisinternal
+		AND NOT (t.tgname ~ '^ts_move_[0-9]+$' AND t.tgfoid = pg_catalog.to_regprocedure('tablestore_move.keep_partition()'))
+	UNION ALL
+	SELECT r.relname || ': rule ' || w.rulename FROM rels r JOIN pg_catalog.pg_rewrite w ON w.ev_class = r.oid
+	UNION ALL
+	SELECT d.relname || ': ' || pg_catalog.pg_describe_object(d.classid, d.objid, d.objsubid) || ' calls ' || d.f::regprocedure::text
+	FROM deps d JOIN pg_catalog.pg_proc p ON p.oid = d.f
+	WHERE p.pronamespace <> 'pg_catalog'::regnamespace
+		AND NOT EXISTS (SELECT FROM pg_catalog.pg_depend e, ext
+			WHERE e.classid = 'pg_catalog.pg_proc'::regclass AND e.objid = p.oid
+				AND e.refclassid = 'pg_catalog.pg_extension'::regclass AND e.refobjid = ext.oid AND e.deptype = 'e')
+) x
+$q$;
+$$;
+
+-- _move_check_owner_code: refuse to move when a node (connection conn)
+-- has entity relations that would run their owner's code (above)
+CREATE FUNCTION tablestore_router._move_check_owner_code(conn text, node text) RETURNS void
+	LANGUAGE plpgsql AS $$
+DECLARE
+	found text := (SELECT * FROM tablestore_router._node_values(conn, tablestore_router._move_owner_code_sql()));
+BEGIN
+	IF found IS NOT NULL THEN
+		RAISE EXCEPTION 'tables on % have triggers, rules or expressions that run their owners'' code: %', node, found
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				DETAIL = 'The replication and the mover run as a superuser: a move would run that code as the superuser.',
+				HINT = 'Drop those triggers, rules, constraints or indexes on every node (or move the table''s entities otherwise), then move again.';
+	END IF;
+END $$;
+
+-- _move_delete_sql: a query, run on a node, whose value is one transaction
+-- that deletes a partition's rows of every entity relation there as the
+-- relation's owner (SET LOCAL ROLE: whatever of the owner's runs in the
+-- delete runs with the owner's rights, never the mover's), with
+-- row_security off (a policy that hides rows from the owner is an error,
+-- not rows left behind).  NULL when the node has no table.
+CREATE FUNCTION tablestore_router._move_delete_sql(mask integer, part integer) RETURNS text
+	LANGUAGE sql IMMUTABLE AS $$
+SELECT format($q$
+SELECT 'BEGIN; ' || string_agg(format('SET LOCAL ROLE %%I; SET LOCAL row_security = off; DELETE FROM tablestore_data.%%I WHERE (tablestore.partition_hash(pk) & %1$s) = %2$s; RESET ROLE',
+		pg_catalog.pg_get_userbyid(c.relowner), c.relname), '; ' ORDER BY c.relname) || '; COMMIT'
+FROM tablestore.tables t JOIN pg_catalog.pg_class c ON c.oid = pg_catalog.to_regclass('tablestore_data.' || pg_catalog.quote_ident(t.relation_name))
+$q$, mask, part);
+$$;
+
+-- _move_count: the partition's rows of every entity relation on a node
+-- (connection conn; plain scans as the superuser run no owner code)
+CREATE FUNCTION tablestore_router._move_count(conn text, mask integer, part integer) RETURNS bigint
+	LANGUAGE sql AS $$
+	SELECT sum(v::bigint) FROM tablestore_router._node_values(conn, (
+		SELECT 'SELECT 0' || coalesce(string_agg(format(' UNION ALL SELECT count(*) FROM tablestore_data.%I WHERE (tablestore.partition_hash(pk) & %s) = %s', v, mask, part), ''), '')
+		FROM tablestore_router._node_values(conn, $r$SELECT t.relation_name FROM tablestore.tables t
+			JOIN pg_catalog.pg_class c ON c.oid = pg_catalog.to_regclass('tablestore_data.' || pg_catalog.quote_ident(t.relation_name))
+			WHERE c.relkind = 'r'$r$) v)) v;
+$$;
+
+-- _node_identity: a node's server and database (system identifier and the
+-- database's oid), the same for two connection strings of one database
+CREATE FUNCTION tablestore_router._node_identity(conn text) RETURNS text
+	LANGUAGE sql AS $$
+	SELECT * FROM tablestore_router._node_values(conn,
+		'SELECT s.system_identifier || ''/'' || d.oid || ''/'' || d.datname FROM pg_catalog.pg_control_system() s, pg_catalog.pg_database d WHERE d.datname = pg_catalog.current_database()');
+$$;
+
+-- _move_drop_slots: the move's replication slots on the source (its own and
+-- the table synchronization slots of subscription subid, when known) that
+-- are left and not in use, dropped: a slot keeps the source's WAL
+CREATE FUNCTION tablestore_router._move_drop_slots(move bigint, subid text) RETURNS void
+	LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM * FROM tablestore_router._node_values('ts_move_src', format(
+		'SELECT pg_catalog.pg_drop_replication_slot(slot_name)::text FROM pg_catalog.pg_replication_slots WHERE NOT active AND (slot_name = %L OR slot_name LIKE %L)',
+		'ts_move_' || move, CASE WHEN subid IS NULL THEN NULL ELSE 'pg\_' || subid || '\_sync\_%' END));
+END $$;
+
+-- _move_undo: a move that has not switched the partition map, undone: the
+-- subscription dropped on the target (with its slots on the source), the
+-- publication on the source, the target's filter triggers and whatever of
+-- the partition the target holds (it does not serve it: the source holds it
+-- all).  Connections 'ts_move_src' and 'ts_move_tgt' are open.
+CREATE FUNCTION tablestore_router._move_undo(move bigint, part integer, mask integer) RETURNS void
+	LANGUAGE plpgsql AS $$
+DECLARE
+	name text := 'ts_move_' || move;
+	rel text;
+	subid text := (SELECT * FROM tablestore_router._node_values('ts_move_tgt',
+		format('SELECT oid::text FROM pg_catalog.pg_subscription WHERE subname = %L', name)));
+	stmts text;
+BEGIN
+	PERFORM tablestore_router._node_exec('ts_move_tgt', format('DROP SUBSCRIPTION IF EXISTS %I', name));
+	PERFORM tablestore_router._move_drop_slots(move, subid);
+	PERFORM tablestore_router._node_exec('ts_move_src', format('DROP PUBLICATION IF EXISTS %I', name));
+	FOR rel IN SELECT * FROM tablestore_router._node_values('ts_move_tgt',
+			format('SELECT c.relname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid WHERE t.tgname = %L', name))
+	LOOP
+		PERFORM tablestore_router._node_exec('ts_move_tgt', format('DROP TRIGGER IF EXISTS %I ON tablestore_data.%I', name, rel));
+	END LOOP;
+	-- as each relation's owner (never run an owner's code as the superuser)
+	stmts := (SELECT * FROM tablestore_router._node_values('ts_move_tgt', tablestore_router._move_delete_sql(mask, part)));
+	IF stmts IS NOT NULL THEN
+		PERFORM tablestore_router._node_exec('ts_move_tgt', stmts);
+	END IF;
+	PERFORM tablestore_router._node_exec('ts_move_tgt', format(
+		'DO $d$BEGIN IF to_regclass(''tablestore_move.marker'') IS NOT NULL THEN DELETE FROM tablestore_move.marker WHERE id = %s; END IF; END$d$', move));
+END $$;
+
+-- _move_table_sql: the statements that give a table on the target the
+-- owner, grants, row-level security, policies, comment and stored access
+-- policies its entity relation has on the source (run on the source; the result is run on the
+-- target, after the target's own grants and policies are removed).
+CREATE FUNCTION tablestore_router._move_table_sql(rel text) RETURNS text
+	LANGUAGE sql AS $$
+SELECT format($q$
+SELECT string_agg(s, E';\n') FROM (
+	SELECT format('ALTER TABLE tablestore_data.%%I OWNER TO %%I', c.relname, pg_get_userbyid(c.relowner)) AS s
+	FROM pg_class c WHERE c.oid = %1$L::regclass
+	UNION ALL
+	SELECT format('GRANT %%s ON tablestore_data.%%I TO %%s%%s', a.privilege_type, c.relname,
+		CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(a.grantee)) END,
+		CASE WHEN a.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END)
+	FROM pg_class c, aclexplode(c.relacl) a
+	WHERE c.oid = %1$L::regclass AND a.grantee <> c.relowner
+	UNION ALL
+	SELECT format('ALTER TABLE tablestore_data.%%I %%s ROW LEVEL SECURITY, %%s ROW LEVEL SECURITY', c.relname,
+		CASE WHEN c.relrowsecurity THEN 'ENABLE' ELSE 'DISABLE' END,
+		CASE WHEN c.relforcerowsecurity THEN 'FORCE' ELSE 'NO FORCE' END)
+	FROM pg_class c WHERE c.oid = %1$L::regclass
+	UNION ALL
+	SELECT format('CREATE POLICY %%I ON tablestore_data.%%I AS %%s FOR %%s TO %%s%%s%%s', p.policyname, p.tablename,
+		p.permissive, p.cmd,
+		(SELECT string_agg(CASE WHEN r = 'public' THEN 'PUBLIC' ELSE quote_ident(r) END, ', ') FROM unnest(p.roles) r),
+		' USING (' || p.qual || ')', ' WITH CHECK (' || p.with_check || ')')
+	FROM pg_policies p WHERE p.schemaname = 'tablestore_data' AND p.tablename = %2$L
+	UNION ALL
+	SELECT format('COMMENT ON TABLE tablestore_data.%%I IS %%L', c.relname, obj_description(c.oid, 'pg_class'))
+	FROM pg_class c WHERE c.oid = %1$L::regclass
+	UNION ALL
+	-- the table's stored access policies, which every node keeps
+	-- (a DO block: dblink_exec runs commands, not queries)
+	SELECT format('DO %%L', format('BEGIN PERFORM tablestore.set_table_acl(%%L, %%L::jsonb); END', t.table_name, a.acl))
+	FROM tablestore.table_acl a JOIN tablestore.tables t ON t.relation_name = a.relation_name
+	WHERE a.relation_name = %2$L
+) x$q$, 'tablestore_data.' || quote_ident(rel), rel);
+$$;
+
+-- _move_target_reset_sql: the statements that remove a table's grants (but
+-- its owner's) and policies on the target before the source's are given.
+CREATE FUNCTION tablestore_router._move_target_reset_sql(rel text) RETURNS text
+	LANGUAGE sql AS $$
+SELECT format($q$
+SELECT string_agg(s, E';\n') FROM (
+	SELECT DISTINCT format('REVOKE ALL ON tablestore_data.%%I FROM %%s', c.relname,
+		CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(a.grantee)) END) AS s
+	FROM pg_class c, aclexplode(c.relacl) a
+	WHERE c.oid = %1$L::regclass AND a.grantee <> c.relowner
+	UNION ALL
+	SELECT format('DROP POLICY %%I ON tablestore_data.%%I', p.policyname, p.tablename)
+	FROM pg_policies p WHERE p.schemaname = 'tablestore_data' AND p.tablename = %2$L
+) x$q$, 'tablestore_data.' || quote_ident(rel), rel);
+$$;
+
+-- move_partition: move partition part to the node target, online.
+--   1. (prepare) every table of the source exists on the target, with the
+--      source's owner, grants, policies and comment; its key index is the
+--      replica identity on both; on the target, a trigger that only the
+--      replication fires keeps the partition's rows and drops the others';
+--   2. (copying) a publication of every table on the source and a
+--      subscription on the target that copies them, then streams changes;
+--      writes to the partition go on, on the source;
+--   3. (catching up) wait for the copy of every table, then for the
+--      target to be close behind the source;
+--   4. (cutover) take the partition's lock (and that of "all partitions",
+--      as lock_partition_for_move does: calls on this partition and calls
+--      on every node wait); write a marker on the source and wait for the
+--      target to apply it (so it has every write made before the lock);
+--      drop the subscription; switch the partition map (this commit is the
+--      move's decision: before it the source holds the partition, after it
+--      the target); delete the partition's rows on the source; release;
+--   5. (cleanup) drop the publication and the triggers; done.
+-- Each step is recorded in tablestore_router.moves.  Run again after a
+-- failure at any step, it completes the move: after the switch it finishes
+-- the cleanup, before it it undoes what the interrupted run set up (the
+-- source still holds the whole partition and serves it) and starts again.
+CREATE PROCEDURE tablestore_router.move_partition(part integer, target text, timeout interval DEFAULT '1 hour')
+	LANGUAGE plpgsql AS $$
+DECLARE
+	m tablestore_router._moves;
+	nparts integer;
+	mask integer;
+	src text;
+	tgt text;
+	cur text;
+	name text;
+	c text;
+	rel text;
+	tname text;
+	rels text[] := '{}';
+	stmts text;
+	idx text;
+	deadline timestamptz;
+	n bigint;
+	total bigint;
+	lag bigint;
+	token bigint;
+	t0 timestamptz;
+	srcrows bigint;
+	holder text;
+	resumed boolean;
+BEGIN
+	IF NOT (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user) THEN
+		RAISE EXCEPTION 'only a superuser may move partitions' USING ERRCODE = 'insufficient_privilege';
+	END IF;
+	-- one live run of a move at a time, held for the whole run (a run of
+	-- this session that failed left it: this run takes it over)
+	IF NOT tablestore_router._move_session_lock(true) THEN
+		holder := (SELECT string_agg(l.pid::text, ', ') FROM pg_catalog.pg_locks l
+			WHERE l.locktype = 'advisory' AND l.granted AND l.database = (SELECT oid FROM pg_catalog.pg_database WHERE datname = current_database())
+				AND l.classid = 1953722994 AND l.objid = 0 AND l.objsubid = 29811);
+		RAISE EXCEPTION 'a move is running in another session (process %)', coalesce(holder, '?')
+			USING ERRCODE = 'lock_not_available',
+				DETAIL = 'Two live runs of a move would undo each other''s replication.',
+				HINT = 'Wait for that run to end (tablestore_router.moves shows its step), or end that process (pg_terminate_backend) first.';
+	END IF;
+	SELECT count(*) INTO nparts FROM tablestore_router.partitions();
+	IF part IS NULL OR part < 0 OR part >= nparts THEN
+		RAISE EXCEPTION 'the cluster has no partition %', part USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	mask := nparts - 1;
+	tgt := tablestore_router.node_string(target);
+	IF NOT EXISTS (SELECT FROM tablestore_router.partitions() WHERE node = tgt) THEN
+		-- a new node: the partition map must be able to hold it
+		PERFORM tablestore_router._check_nodes(ARRAY[tgt]);
+	END IF;
+	SELECT * INTO m FROM tablestore_router._moves WHERE finished_at IS NULL;
+	resumed := FOUND;
+	IF resumed AND (m.partition <> part OR m.target <> tgt) THEN
+		RAISE EXCEPTION 'partition % is being moved to %', m.partition, m.target
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				HINT = format('Complete that move first: CALL tablestore_router.move_partition(%s, %L).', m.partition, m.target);
+	END IF;
+	cur := (SELECT node FROM tablestore_router.partitions() WHERE partition = part);
+	IF NOT resumed AND cur = tgt THEN
+		RAISE NOTICE 'partition % is on % already', part, tgt;
+		PERFORM tablestore_router._move_session_lock(false);
+		RETURN;
+	END IF;
+	src := CASE WHEN resumed THEN m.source ELSE cur END;
+	PERFORM tablestore_router._node_connect('ts_move_src', src);
+	PERFORM tablestore_router._node_connect('ts_move_tgt', tgt);
+	-- two strings for one database (a link, another host name, a port
+	-- forward): the "target" is the source, refused before anything
+	IF tablestore_router._node_identity('ts_move_src') = tablestore_router._node_identity('ts_move_tgt') THEN
+		RAISE EXCEPTION 'the target % is the source % (the same database of the same server)', tgt, src
+			USING ERRCODE = 'invalid_parameter_value',
+				HINT = CASE WHEN resumed THEN 'Abandon that move: SELECT tablestore_router.abort_move();' ELSE 'Name another node.' END;
+	END IF;
+	-- nothing of the tables' owners may run as the superuser (the replication's
+	-- apply worker on the target, the mover's statements): refused before anything
+	IF cur = src THEN
+		PERFORM tablestore_router._move_check_owner_code('ts_move_src', src);
+		PERFORM tablestore_router._move_check_owner_code('ts_move_tgt', tgt);
+	END IF;
+	IF NOT resumed THEN
+		INSERT INTO tablestore_router._moves (partition, source, target, step)
+			VALUES (part, cur, tgt, 'started') RETURNING * INTO m;
+	ELSE
+		UPDATE tablestore_router._moves SET attempts = attempts + 1, last_error = NULL WHERE id = m.id;
+	END IF;
+	COMMIT;
+	name := 'ts_move_' || m.id;
+	IF cur <> src AND cur <> tgt THEN
+		RAISE EXCEPTION 'partition % is on %, neither the source nor the target of its unfinished move %', part, cur, m.id
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				HINT = 'The partition map was changed by hand during the move; mark the move finished in tablestore_router._moves once the partition is whole on its node.';
+	END IF;
+
+	IF cur = src THEN
+		-- Before the switch: the source holds the whole partition.  Undo
+		-- what an interrupted run left, then wait for the table operations
+		-- in flight (they hold the lock of all partitions; those that start
+		-- now see this move and refuse) and list the tables.
+		IF m.step <> 'started' THEN
+			PERFORM tablestore_router._move_undo(m.id, part, mask);
+		END IF;
+		PERFORM tablestore_router._move_step(m.id, 'prepare');
+		COMMIT;
+		PERFORM tablestore_router.lock_partition_for_move(part);
+		PERFORM tablestore_router.unlock_partition_for_move(part);
+
+		PERFORM tablestore_router._node_exec('ts_move_src', $s$
+			CREATE SCHEMA IF NOT EXISTS tablestore_move;
+			CREATE TABLE IF NOT EXISTS tablestore_move.marker (id bigint PRIMARY KEY, token bigint NOT NULL)$s$);
+		PERFORM tablestore_router._node_exec('ts_move_tgt', $s$
+			CREATE SCHEMA IF NOT EXISTS tablestore_move;
+			CREATE TABLE IF NOT EXISTS tablestore_move.marker (id bigint PRIMARY KEY, token bigint NOT NULL);
+			CREATE OR REPLACE FUNCTION tablestore_move.keep_partition() RETURNS trigger
+				LANGUAGE plpgsql SET search_path = pg_catalog AS $f$
+			BEGIN
+				-- fired by the replication only: a row of the moving partition
+				-- is applied, any other is not (the source's other partitions)
+				IF TG_OP = 'DELETE' THEN
+					IF (tablestore.partition_hash(OLD.pk) & TG_ARGV[0]::integer) = TG_ARGV[1]::integer THEN
+						RETURN OLD;
+					END IF;
+				ELSIF (tablestore.partition_hash(NEW.pk) & TG_ARGV[0]::integer) = TG_ARGV[1]::integer THEN
+					RETURN NEW;
+				END IF;
+				RETURN NULL;
+			END $f$ $s$);
+		FOR rel, tname IN SELECT split_part(v, '/', 1), substr(v, strpos(v, '/') + 1)
+			FROM tablestore_router._node_values('ts_move_src', 'SELECT relation_name || ''/'' || table_name FROM tablestore.tables ORDER BY 1') v
+		LOOP
+			rels := rels || rel;
+			PERFORM * FROM tablestore_router._node_values('ts_move_tgt', format('SELECT tablestore.create_table_if_absent(%L)::text', tname));
+			stmts := (SELECT * FROM tablestore_router._node_values('ts_move_tgt', tablestore_router._move_target_reset_sql(rel)));
+			IF stmts IS NOT NULL THEN
+				PERFORM tablestore_router._node_exec('ts_move_tgt', stmts);
+			END IF;
+			stmts := (SELECT * FROM tablestore_router._node_values('ts_move_src', tablestore_router._move_table_sql(rel)));
+			IF stmts IS NOT NULL THEN
+				PERFORM tablestore_router._node_exec('ts_move_tgt', stmts);
+			END IF;
+			-- the key index identifies a row in the replication's updates and deletes
+			FOREACH c IN ARRAY ARRAY['ts_move_src', 'ts_move_tgt'] LOOP
+				idx := (SELECT * FROM tablestore_router._node_values(c, format(
+					'SELECT i.indexrelid::regclass::text FROM pg_index i WHERE i.indrelid = %L::regclass AND i.indisunique AND i.indnatts = 2 ORDER BY i.indisreplident DESC LIMIT 1',
+					'tablestore_data.' || quote_ident(rel))));
+				PERFORM tablestore_router._node_exec(c, format('ALTER TABLE tablestore_data.%I REPLICA IDENTITY USING INDEX %s',
+					rel, (SELECT quote_ident(v) FROM pg_catalog.parse_ident(idx) AS p(a), unnest(p.a) WITH ORDINALITY AS u(v, o) ORDER BY o DESC LIMIT 1)));
+			END LOOP;
+			PERFORM tablestore_router._node_exec('ts_move_tgt', format(
+				'CREATE TRIGGER %I BEFORE INSERT OR UPDATE OR DELETE ON tablestore_data.%I FOR EACH ROW EXECUTE FUNCTION tablestore_move.keep_partition(%s, %s);
+				 ALTER TABLE tablestore_data.%I ENABLE REPLICA TRIGGER %I', name, rel, mask, part, rel, name));
+		END LOOP;
+
+		-- the publication and the subscription that copies, then streams
+		PERFORM tablestore_router._node_exec('ts_move_src', format(
+			'CREATE PUBLICATION %I FOR TABLE %s WITH (publish = ''insert, update, delete'')', name,
+			(SELECT string_agg('tablestore_data.' || quote_ident(r), ', ') FROM unnest(rels) r) ||
+			CASE WHEN cardinality(rels) > 0 THEN ', ' ELSE '' END || 'tablestore_move.marker'));
+		PERFORM tablestore_router._node_exec('ts_move_tgt', format(
+			'CREATE SUBSCRIPTION %I CONNECTION %L PUBLICATION %I WITH (copy_data = true)', name,
+			src || ' user=''' || replace(replace(current_user, '\', '\\'), '''', '\''') || '''', name));
+		PERFORM tablestore_router._move_step(m.id, 'copying', format('0 of %s tables copied', cardinality(rels) + 1));
+		COMMIT;
+		PERFORM tablestore_router._move_pause('copying');
+
+		-- wait for the copy of every table, then for the lag to fall
+		deadline := clock_timestamp() + timeout;
+		LOOP
+			SELECT count(*) FILTER (WHERE v = 'r'), count(*) INTO n, total
+			FROM tablestore_router._node_values('ts_move_tgt', format(
+				'SELECT r.srsubstate FROM pg_subscription_rel r JOIN pg_subscription s ON s.oid = r.srsubid WHERE s.subname = %L', name)) v;
+			PERFORM tablestore_router._move_step(m.id, 'copying', format('%s of %s tables copied', n, total));
+			COMMIT;
+			EXIT WHEN total > 0 AND n = total;
+			IF clock_timestamp() > deadline THEN
+				RAISE EXCEPTION 'partition %: the copy did not finish within %', part, timeout
+					USING ERRCODE = 'query_canceled', HINT = 'Run the move again to continue it.';
+			END IF;
+			PERFORM pg_catalog.pg_sleep(0.1);
+		END LOOP;
+		LOOP
+			lag := (SELECT * FROM tablestore_router._node_values('ts_move_src', format(
+				'SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::bigint FROM pg_replication_slots WHERE slot_name = %L', name)));
+			UPDATE tablestore_router._moves SET lag_bytes = lag WHERE id = m.id;
+			PERFORM tablestore_router._move_step(m.id, 'catching up', format('%s bytes behind', lag));
+			COMMIT;
+			EXIT WHEN lag IS NOT NULL AND lag < 16 * 1024 * 1024;
+			IF clock_timestamp() > deadline THEN
+				RAISE EXCEPTION 'partition %: the target did not catch up within %', part, timeout
+					USING ERRCODE = 'query_canceled', HINT = 'Run the move again to continue it.';
+			END IF;
+			PERFORM pg_catalog.pg_sleep(0.1);
+		END LOOP;
+		PERFORM tablestore_router._move_step(m.id, 'cutover');
+		COMMIT;
+		PERFORM tablestore_router._move_pause('cutover');
+
+		-- the cutover, under the partition's lock
+		PERFORM tablestore_router.lock_partition_for_move(part);
+		t0 := clock_timestamp();
+		BEGIN
+			PERFORM tablestore_router._move_pause('locked');
+			token := (SELECT * FROM tablestore_router._node_values('ts_move_src', format(
+				'INSERT INTO tablestore_move.marker VALUES (%s, 1) ON CONFLICT (id) DO UPDATE SET token = marker.token + 1 RETURNING token', m.id)))::bigint;
+			deadline := clock_timestamp() + least(timeout, interval '60 s');
+			WHILE (SELECT * FROM tablestore_router._node_values('ts_move_tgt', format(
+					'SELECT token FROM tablestore_move.marker WHERE id = %s', m.id)))::bigint IS DISTINCT FROM token LOOP
+				IF clock_timestamp() > deadline THEN
+					RAISE EXCEPTION 'partition %: the target did not apply the source''s last writes within %', part, least(timeout, interval '60 s')
+						USING ERRCODE = 'query_canceled', HINT = 'Run the move again to continue it.';
+				END IF;
+				PERFORM pg_catalog.pg_sleep(0.001);
+			END LOOP;
+			-- this run's subscription copied every table (another run's could
+			-- have replaced it), and the target holds every row of the
+			-- partition that the source holds (writes wait for the lock)
+			SELECT count(*) FILTER (WHERE v IN ('r', 's')), count(*) INTO n, total
+			FROM tablestore_router._node_values('ts_move_tgt', format(
+				'SELECT r.srsubstate FROM pg_subscription_rel r JOIN pg_subscription s ON s.oid = r.srsubid WHERE s.subname = %L', name)) v;
+			IF n <> cardinality(rels) + 1 OR total <> n THEN
+				RAISE EXCEPTION 'partition %: % of the % tables of the move''s subscription are copied at the cutover', part, n, cardinality(rels) + 1
+					USING ERRCODE = 'object_not_in_prerequisite_state', HINT = 'Run the move again to continue it.';
+			END IF;
+			srcrows := tablestore_router._move_count('ts_move_src', mask, part);
+			n := tablestore_router._move_count('ts_move_tgt', mask, part);
+			IF n IS DISTINCT FROM srcrows THEN
+				RAISE EXCEPTION 'partition %: the target holds % of the source''s % entities at the cutover', part, n, srcrows
+					USING ERRCODE = 'object_not_in_prerequisite_state', HINT = 'Run the move again to continue it.';
+			END IF;
+			PERFORM tablestore_router._node_exec('ts_move_tgt', format('DROP SUBSCRIPTION %I', name));
+		EXCEPTION WHEN OTHERS THEN
+			PERFORM tablestore_router.unlock_partition_for_move(part);
+			RAISE;
+		END;
+		-- the decision: from this commit on the target holds the partition
+		PERFORM tablestore_router._move_step(m.id, 'switched');
+		EXECUTE format('ALTER SERVER tablestore_cluster OPTIONS (SET %I %L)', 'p' || part, tgt);
+		UPDATE tablestore_router._moves SET rows_moved = srcrows WHERE id = m.id;
+		COMMIT;
+	END IF;
+
+	-- after the switch: the source's copy deleted (under the lock if this
+	-- run took it; the lock of all partitions keeps queries over every node
+	-- from reading it twice), the replication objects dropped
+	BEGIN
+		PERFORM tablestore_router._node_exec('ts_move_tgt', format('DROP SUBSCRIPTION IF EXISTS %I', name));
+		IF t0 IS NULL THEN
+			PERFORM tablestore_router.lock_partition_for_move(part);
+		END IF;
+		-- as each relation's owner (never run an owner's code as the superuser)
+		stmts := (SELECT * FROM tablestore_router._node_values('ts_move_src', tablestore_router._move_delete_sql(mask, part)));
+		IF stmts IS NOT NULL THEN
+			PERFORM tablestore_router._node_exec('ts_move_src', stmts);
+		END IF;
+	EXCEPTION WHEN OTHERS THEN
+		-- the lock is the session's: a failed delete must not keep it
+		PERFORM tablestore_router.unlock_partition_for_move(part);
+		RAISE;
+	END;
+	PERFORM tablestore_router.unlock_partition_for_move(part);
+	IF t0 IS NOT NULL THEN
+		UPDATE tablestore_router._moves SET cutover_ms = round(extract(epoch FROM clock_timestamp() - t0) * 1000, 1) WHERE id = m.id;
+	END IF;
+	PERFORM tablestore_router._move_step(m.id, 'cleanup');
+	COMMIT;
+	PERFORM tablestore_router._node_exec('ts_move_src', format('DROP PUBLICATION IF EXISTS %I', name));
+	PERFORM tablestore_router._move_drop_slots(m.id, NULL);
+	FOR rel IN SELECT * FROM tablestore_router._node_values('ts_move_tgt',
+			format('SELECT c.relname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid WHERE t.tgname = %L', name))
+	LOOP
+		PERFORM tablestore_router._node_exec('ts_move_tgt', format('DROP TRIGGER IF EXISTS %I ON tablestore_data.%I', name, rel));
+	END LOOP;
+	FOREACH c IN ARRAY ARRAY['ts_move_src', 'ts_move_tgt'] LOOP
+		PERFORM tablestore_router._node_exec(c, format(
+			'DO $d$BEGIN IF to_regclass(''tablestore_move.marker'') IS NOT NULL THEN DELETE FROM tablestore_move.marker WHERE id = %s; END IF; END$d$', m.id));
+	END LOOP;
+	-- rows_moved: the partition's entities the source held at the cutover
+	-- (recorded at the switch; the target's count if a rerun finishes it)
+	UPDATE tablestore_router._moves SET step = 'done', detail = NULL, step_at = clock_timestamp(),
+		finished_at = clock_timestamp(),
+		rows_moved = coalesce(rows_moved, tablestore_router._move_count('ts_move_tgt', mask, part))
+	WHERE id = m.id AND finished_at IS NULL;
+	COMMIT;
+	PERFORM tablestore_router._move_session_lock(false);
+END $$;
+COMMENT ON PROCEDURE tablestore_router.move_partition(integer, text, interval) IS 'move a partition to a node online (logical replication; the partition''s lock only for the cutover); run again, it completes an interrupted move';
+
+REVOKE ALL ON PROCEDURE tablestore_router.move_partition(integer, text, interval) FROM PUBLIC;
+REVOKE ALL ON FUNCTION tablestore_router._node_connect(text, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION tablestore_router._node_exec(text, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION tablestore_router._node_values(text, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION tablestore_router._move_pause(text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION tablestore_router._move_step(bigint, text, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION tablestore_router._move_undo(bigint, integer, integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION tablestore_router._move_table_sql(text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION tablestore_router._move_target_reset_sql(text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION tablestore_router._move_session_lock(boolean) FROM PUBLIC;
+REVOKE ALL ON FUNCTION tablestore_router._move_owner_code_sql() FROM PUBLIC;
+REVOKE ALL ON FUNCTION tablestore_router._move_check_owner_code(text, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION tablestore_router._move_delete_sql(integer, integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION tablestore_router._move_count(text, integer, integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION tablestore_router._node_identity(text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION tablestore_router._move_drop_slots(bigint, text) FROM PUBLIC;
+
+-- abort_move: the unfinished move abandoned, if it has not switched the
+-- partition map (the source still holds the whole partition): its
+-- subscription, publication, slots (which keep the source's WAL), filter
+-- triggers and the target's partial copy removed, on the nodes reachable
+-- (the source must be; a lost target is skipped), and the move marked
+-- 'aborted'.  Returns what it did.  Superuser only.
+CREATE FUNCTION tablestore_router.abort_move() RETURNS text
+	LANGUAGE plpgsql AS $$
+DECLARE
+	m tablestore_router._moves;
+	nparts integer := (SELECT count(*) FROM tablestore_router.partitions());
+	cur text;
+	tgt_up boolean := true;
+	did text[] := '{}';
+BEGIN
+	IF NOT (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user) THEN
+		RAISE EXCEPTION 'only a superuser may abort moves' USING ERRCODE = 'insufficient_privilege';
+	END IF;
+	IF NOT tablestore_router._move_session_lock(true) THEN
+		RAISE EXCEPTION 'a move is running in another session'
+			USING ERRCODE = 'lock_not_available', HINT = 'End that process (pg_terminate_backend) first.';
+	END IF;
+	SELECT * INTO m FROM tablestore_router._moves WHERE finished_at IS NULL FOR UPDATE;
+	IF NOT FOUND THEN
+		PERFORM tablestore_router._move_session_lock(false);
+		RETURN 'no unfinished move';
+	END IF;
+	cur := (SELECT node FROM tablestore_router.partitions() WHERE partition = m.partition);
+	IF cur IS DISTINCT FROM m.source THEN
+		RAISE EXCEPTION 'move % of partition % has switched it to % already', m.id, m.partition, cur
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				HINT = format('Complete it: CALL tablestore_router.move_partition(%s, %L).', m.partition, m.target);
+	END IF;
+	PERFORM tablestore_router._node_connect('ts_move_src', m.source);
+	BEGIN
+		PERFORM tablestore_router._node_connect('ts_move_tgt', m.target);
+	EXCEPTION WHEN OTHERS THEN
+		tgt_up := false;
+		did := did || format('target %s unreachable (%s): its subscription, if any, is left', m.target, SQLERRM);
+	END;
+	IF tgt_up AND tablestore_router._node_identity('ts_move_src') = tablestore_router._node_identity('ts_move_tgt') THEN
+		-- the target is the source: never delete "the target's copy"
+		tgt_up := false;
+		did := did || 'the target is the source: nothing deleted there'::text;
+	END IF;
+	IF tgt_up THEN
+		PERFORM tablestore_router._move_undo(m.id, m.partition, nparts - 1);
+		did := did || format('dropped subscription ts_move_%s, the filter triggers and the partial copy on %s', m.id, m.target);
+	ELSE
+		-- the filter triggers: the source's own tables (a move to itself)
+		PERFORM tablestore_router._node_exec('ts_move_src', format(
+			'DO $d$DECLARE r text; BEGIN FOR r IN SELECT c.relname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid WHERE t.tgname = %L LOOP EXECUTE format(''DROP TRIGGER %%I ON tablestore_data.%%I'', %L, r); END LOOP; END$d$',
+			'ts_move_' || m.id, 'ts_move_' || m.id));
+	END IF;
+	PERFORM tablestore_router._move_drop_slots(m.id, NULL);
+	PERFORM tablestore_router._node_exec('ts_move_src', format('DROP PUBLICATION IF EXISTS %I', 'ts_move_' || m.id));
+	did := did || format('dropped publication and inactive slot ts_move_%s on %s', m.id, m.source);
+	did := did || coalesce((SELECT 'slots left on the source: ' || string_agg(v, ', ')
+		FROM tablestore_router._node_values('ts_move_src',
+			'SELECT slot_name::text FROM pg_catalog.pg_replication_slots WHERE slot_name LIKE ''ts\_move\_%'' OR slot_name LIKE ''pg\_%\_sync\_%''') v),
+		'no move slot left on the source');
+	UPDATE tablestore_router._moves SET step = 'aborted', detail = array_to_string(did, '; '), step_at = clock_timestamp(),
+		finished_at = clock_timestamp(), last_error = 'aborted by abort_move' WHERE id = m.id;
+	PERFORM tablestore_router._move_session_lock(false);
+	RETURN format('move %s of partition %s aborted: %s', m.id, m.partition, array_to_string(did, '; '));
+END $$;
+COMMENT ON FUNCTION tablestore_router.abort_move() IS 'abandon the unfinished move (not yet switched): drop its replication objects and slots, the target''s partial copy';
+REVOKE ALL ON FUNCTION tablestore_router.abort_move() FROM PUBLIC;
+-- ---- end of issue 23, the attack on moves (fixmove) ----
+
+-- rebalance_plan: the moves that spread the partitions over the nodes so
+-- that each holds about the same number of entities (each partition
+-- weighs its entities plus one, so that an empty cluster is spread by
+-- partitions): add_nodes join the cluster, every partition of drain_nodes
+-- leaves it (largest first, each to the lightest node), then, while it
+-- makes the heaviest node lighter, the largest partition of the heaviest
+-- node that fits moves to the lightest.  Counts each node's entities per
+-- partition (dblink, superuser).  tools/cluster-rebalance.sh runs the plan.
+CREATE FUNCTION tablestore_router.rebalance_plan(add_nodes text[] DEFAULT '{}', drain_nodes text[] DEFAULT '{}')
+	RETURNS TABLE (step integer, partition integer, source text, target text, entities bigint)
+	LANGUAGE plpgsql AS $$
+DECLARE
+	nparts integer := (SELECT count(*) FROM tablestore_router.partitions());
+	mask integer := nparts - 1;
+	nodes text[];
+	drains text[] := '{}';
+	pnode integer[];
+	w bigint[];
+	load bigint[];
+	q text;
+	r record;
+	h integer;
+	l integer;
+	best integer;
+	i integer := 0;
+	d text;
+BEGIN
+	IF NOT (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user) THEN
+		RAISE EXCEPTION 'only a superuser may plan moves' USING ERRCODE = 'insufficient_privilege';
+	END IF;
+	SELECT array_agg(DISTINCT node ORDER BY node) INTO nodes FROM tablestore_router.partitions();
+	FOREACH d IN ARRAY coalesce(add_nodes, '{}') LOOP
+		d := tablestore_router.node_string(d);
+		PERFORM tablestore_router._check_nodes(ARRAY[d]);
+		IF NOT d = ANY (nodes) THEN
+			nodes := nodes || d;
+		END IF;
+	END LOOP;
+	FOREACH d IN ARRAY coalesce(drain_nodes, '{}') LOOP
+		drains := drains || tablestore_router.node_string(d);
+	END LOOP;
+	IF NOT EXISTS (SELECT FROM unnest(nodes) n WHERE NOT n = ANY (drains)) THEN
+		RAISE EXCEPTION 'draining every node leaves none' USING ERRCODE = 'invalid_parameter_value';
+	END IF;
+	pnode := array_fill(0, ARRAY[nparts]);
+	w := array_fill(1::bigint, ARRAY[nparts]);
+	load := array_fill(0::bigint, ARRAY[cardinality(nodes)]);
+	FOR r IN SELECT p.partition, p.node FROM tablestore_router.partitions() p LOOP
+		pnode[r.partition + 1] := array_position(nodes, r.node);
+	END LOOP;
+	-- each node's entities per partition it holds
+	FOR h IN 1 .. cardinality(nodes) LOOP
+		CONTINUE WHEN NOT nodes[h] = ANY (SELECT node FROM tablestore_router.partitions());
+		PERFORM tablestore_router._node_connect('ts_plan', nodes[h]);
+		-- plain scans of ordinary tables (not a relation its owner made a
+		-- view of): the superuser's count runs none of the owner's code
+		q := (SELECT string_agg(format('SELECT tablestore.partition_hash(pk) & %s AS p FROM tablestore_data.%I', mask, v), ' UNION ALL ')
+			FROM tablestore_router._node_values('ts_plan', $r$SELECT t.relation_name FROM tablestore.tables t
+				JOIN pg_catalog.pg_class c ON c.oid = pg_catalog.to_regclass('tablestore_data.' || pg_catalog.quote_ident(t.relation_name))
+				WHERE c.relkind = 'r'$r$) v);
+		IF q IS NOT NULL THEN
+			FOR r IN SELECT split_part(v, ' ', 1)::integer AS p, split_part(v, ' ', 2)::bigint AS n
+				FROM tablestore_router._node_values('ts_plan', 'SELECT p || '' '' || count(*) FROM (' || q || ') x GROUP BY p') v
+			LOOP
+				IF pnode[r.p + 1] = h THEN
+					w[r.p + 1] := w[r.p + 1] + r.n;
+				END IF;
+			END LOOP;
+		END IF;
+	END LOOP;
+	FOR best IN 1 .. nparts LOOP
+		load[pnode[best]] := load[pnode[best]] + w[best];
+	END LOOP;
+	-- the drained nodes' partitions, largest first, each to the lightest node
+	FOR best IN SELECT o FROM unnest(w) WITH ORDINALITY AS u(x, o)
+			WHERE nodes[pnode[o]] = ANY (drains) ORDER BY x DESC, o LOOP
+		SELECT o INTO l FROM unnest(load) WITH ORDINALITY AS u(x, o) WHERE NOT nodes[o] = ANY (drains) ORDER BY x, o LIMIT 1;
+		i := i + 1;
+		step := i; partition := best - 1; source := nodes[pnode[best]]; target := nodes[l]; entities := w[best] - 1;
+		RETURN NEXT;
+		load[pnode[best]] := load[pnode[best]] - w[best];
+		load[l] := load[l] + w[best];
+		pnode[best] := l;
+	END LOOP;
+	-- then from the heaviest node to the lightest while that helps
+	FOR k IN 1 .. nparts LOOP
+		SELECT o INTO h FROM unnest(load) WITH ORDINALITY AS u(x, o) WHERE NOT nodes[o] = ANY (drains) ORDER BY x DESC, o LIMIT 1;
+		SELECT o INTO l FROM unnest(load) WITH ORDINALITY AS u(x, o) WHERE NOT nodes[o] = ANY (drains) ORDER BY x, o LIMIT 1;
+		best := (SELECT o FROM unnest(w) WITH ORDINALITY AS u(x, o)
+			WHERE pnode[o] = h AND x < load[h] - load[l] ORDER BY x DESC, o LIMIT 1);
+		EXIT WHEN best IS NULL OR h = l;
+		i := i + 1;
+		step := i; partition := best - 1; source := nodes[h]; target := nodes[l]; entities := w[best] - 1;
+		RETURN NEXT;
+		load[h] := load[h] - w[best];
+		load[l] := load[l] + w[best];
+		pnode[best] := l;
+	END LOOP;
+END $$;
+COMMENT ON FUNCTION tablestore_router.rebalance_plan(text[], text[]) IS 'the partition moves that add and drain nodes and even out the entities per node (run by tools/cluster-rebalance.sh)';
+REVOKE ALL ON FUNCTION tablestore_router.rebalance_plan(text[], text[]) FROM PUBLIC;
