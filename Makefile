@@ -17,9 +17,10 @@ OBJS_CORE = $(addprefix src/,module.o errors.o edm.o key.o entity.o \
 OBJS_ROUTER = $(addprefix src/,router.o routedcall.o)
 OBJS = $(OBJS_CORE) $(OBJS_FILTER) $(OBJS_TSKEY) $(OBJS_ROUTER)
 DATA_built = sql/tablestore--$(EXTVERSION).sql sql/tablestore_router--$(ROUTERVERSION).sql
-# frozen install scripts of earlier versions, and the upgrade scripts
+# the base install scripts (0.1.0; the router's 0.4.0) and the upgrade
+# scripts: an earlier version installs from its base up the chain
 DATA = $(filter-out $(DATA_built),$(wildcard sql/tablestore--*.sql sql/tablestore_router--*.sql))
-EXTRA_CLEAN = results regression.diffs regression.out output_iso
+EXTRA_CLEAN = sql/*.tmp results regression.diffs regression.out output_iso
 
 # the router reads node strings with libpq's own parser (PQconninfoParse)
 PG_CPPFLAGS = -Isrc -I$(libpq_srcdir)
@@ -41,11 +42,19 @@ include $(PGXS)
 
 sql/tablestore--$(EXTVERSION).sql: sql/tablestore.sql
 	cp $< $@
-sql/tablestore_router--$(ROUTERVERSION).sql: sql/tablestore_router.sql sql/tablestore.sql
-	awk 'FNR == NR { if (/^-- key type: begin/) k = 1; if (k) key = key $$0 "\n"; if (/^-- key type: end/) k = 0; \
-			if (/^-- service properties: begin/) p = 1; if (p) props = props $$0 "\n"; if (/^-- service properties: end/) p = 0; next } \
-		/^-- @key type@$$/ { printf "%s", key; next } /^-- @service properties@$$/ { printf "%s", props; next } { print }' \
-		sql/tablestore.sql $< > $@
+# The router's script: sql/tablestore_router.sql with the node's key type,
+# API and service properties put in (tools/router-api.pl, which fails when
+# the two scripts diverge).
+sql/tablestore_router--$(ROUTERVERSION).sql: sql/tablestore_router.sql sql/tablestore.sql tools/router-api.pl
+	perl tools/router-api.pl sql/tablestore.sql $< >$@.tmp
+	mv $@.tmp $@
+
+# Every C function the scripts declare is in the library (a node function
+# that the router declares as router_<name> without routing it fails here).
+all: check-sql-symbols
+.PHONY: check-sql-symbols
+check-sql-symbols: $(DATA) $(DATA_built) $(shlib)
+	tools/check-sql-symbols.sh $(shlib) $(DATA) $(DATA_built)
 
 # The $filter parser outside the server: unit tests and a libFuzzer target.
 FILTER_SRC = src/filter/parse.c src/filter/format.c src/edmtext.c

@@ -2,6 +2,13 @@
 -- This is the editable install script; the build copies it to
 -- tablestore--<version>.sql.  Released versions change only through
 -- upgrade scripts tablestore--<from>--<to>.sql.
+--
+-- The scale-out router (tablestore_router.sql) offers this script's API:
+-- its build copies the functions of schema tablestore from here
+-- (tools/router-api.pl), a C function calling the router's router_<name>.
+-- A line "-- router: ..." before a function says when that is otherwise:
+-- "node only", "as is" (it runs in the router itself), "own" (the router
+-- declares it, with these arguments and result) or the router's C symbol.
 
 \echo Use "CREATE EXTENSION tablestore" to load this file. \quit
 
@@ -91,6 +98,7 @@ CREATE OPERATOR CLASS tablestore.key_hash_ops DEFAULT FOR TYPE tablestore.key US
 -- the key type's order (doc/index-am.md).  Its operator class has the key
 -- type's btree operators at the btree strategy numbers, so the planner
 -- takes the index's order for ORDER BY pk, rk.
+-- router: node only: the index access method
 CREATE FUNCTION tablestore.tskey_handler(internal) RETURNS index_am_handler
 	AS 'MODULE_PATHNAME', 'tskey_handler' LANGUAGE C;
 CREATE ACCESS METHOD tskey TYPE INDEX HANDLER tablestore.tskey_handler;
@@ -101,6 +109,7 @@ CREATE OPERATOR CLASS tablestore.key_tskey_ops DEFAULT FOR TYPE tablestore.key U
 	FUNCTION 1 tablestore.key_cmp(tablestore.key, tablestore.key);
 
 -- verify_index: the light and parent checks and heapallindexed (issue 25)
+-- router: node only: a check of a node's index
 CREATE FUNCTION tablestore.verify_index(index regclass, parent_check boolean DEFAULT true,
 										heapallindexed boolean DEFAULT false) RETURNS void
 	AS 'MODULE_PATHNAME', 'verify_index' LANGUAGE C VOLATILE STRICT;
@@ -123,10 +132,12 @@ SELECT pg_catalog.pg_extension_config_dump('tablestore.tables', '');
 
 -- The rules of keys, as the CHECK constraint of every entity relation
 -- (rows written with plain SQL are held to them too).
+-- router: node only: the CHECK of entity relations
 CREATE FUNCTION tablestore.key_is_valid(tablestore.key) RETURNS boolean
 	AS 'MODULE_PATHNAME', 'key_is_valid' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION tablestore.key_is_valid(tablestore.key) IS 'whether a value may be a PartitionKey or RowKey: no forbidden character, at most 512 UTF-16 code units';
 
+-- router: node only: the event triggers' check
 CREATE FUNCTION tablestore._check_entity_relation(oid) RETURNS void
 	AS 'MODULE_PATHNAME', 'check_entity_relation' LANGUAGE C VOLATILE STRICT;
 COMMENT ON FUNCTION tablestore._check_entity_relation(oid) IS 'internal: error unless a relation is an entity relation as create_table makes it';
@@ -138,6 +149,7 @@ REVOKE ALL ON FUNCTION tablestore._check_entity_relation(oid) FROM PUBLIC;
 -- its table with it.  (A relation made in the schema with CREATE TABLE and
 -- that definition is a table: that is how a restore from pg_dump makes them.)  The functions run with the
 -- extension owner's rights (the catalog is theirs) and a fixed search_path.
+-- router: node only: an event trigger
 CREATE FUNCTION tablestore._ddl_command_end() RETURNS event_trigger
 	LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
@@ -183,6 +195,7 @@ END
 $$;
 COMMENT ON FUNCTION tablestore._ddl_command_end() IS 'internal: event trigger keeping schema tablestore_data and the catalog consistent';
 
+-- router: node only: an event trigger
 CREATE FUNCTION tablestore._sql_drop() RETURNS event_trigger
 	LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
@@ -226,10 +239,12 @@ COMMENT ON FUNCTION tablestore.list_tables(text) IS 'the names of the tables mat
 -- every shard, so that a call that failed on some shards completes when it
 -- is repeated.
 
+-- router: as is: runs in the router itself
 CREATE FUNCTION tablestore.partition_hash(partition_key text) RETURNS integer
 	AS 'MODULE_PATHNAME', 'partition_hash' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION tablestore.partition_hash(text) IS 'the stable hash of a PartitionKey that a scale-out router routes by';
 
+-- router: node only: the router's create_table runs it on every node
 CREATE FUNCTION tablestore.create_table_if_absent(table_name text) RETURNS boolean
 	LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog AS $$
 BEGIN
@@ -240,6 +255,7 @@ EXCEPTION WHEN duplicate_table THEN
 END $$;
 COMMENT ON FUNCTION tablestore.create_table_if_absent(text) IS 'create a table unless it exists; true if it was created';
 
+-- router: node only: the router's delete_table runs it on every node
 CREATE FUNCTION tablestore.delete_table_if_exists(table_name text) RETURNS boolean
 	LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog AS $$
 BEGIN
@@ -251,11 +267,12 @@ END $$;
 COMMENT ON FUNCTION tablestore.delete_table_if_exists(text) IS 'delete a table if it exists; true if it was deleted';
 
 -- query_page with each entity's keys: what a scale-out router merges by
+-- router: router_query_page
 CREATE FUNCTION tablestore._query_page_keyed(table_name text, filter text, select_list text,
 		top integer, next_partition_key text, next_row_key text)
 	RETURNS TABLE (entity json, next_partition_key text, next_row_key text, partition_key text, row_key text)
 	AS 'MODULE_PATHNAME', 'query_page_rows' LANGUAGE C STABLE ROWS 1000;
-COMMENT ON FUNCTION tablestore._query_page_keyed(text, text, text, integer, text, text) IS 'internal: query_page with each entity''s keys, for a scale-out router';
+COMMENT ON FUNCTION tablestore._query_page_keyed(text, text, text, integer, text, text) IS 'internal: query_page with each entity''s keys, for the HTTP gateway and a scale-out router';
 
 -- The calls of a scale-out router (extension tablestore_router).  Each
 -- runs one function of the API and answers its error, if it raises one, as
@@ -424,6 +441,7 @@ CREATE FUNCTION tablestore.get_entity(table_name text, partition_key text, row_k
 	AS 'MODULE_PATHNAME', 'get_entity' LANGUAGE C STABLE;
 COMMENT ON FUNCTION tablestore.get_entity(text, text, text, text) IS 'one entity by its keys, optionally projected to a $select list';
 
+-- router: as is: runs in the router itself: it reads no table
 CREATE FUNCTION tablestore.validate_entity(entity jsonb) RETURNS jsonb
 	AS 'MODULE_PATHNAME', 'validate_entity' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 COMMENT ON FUNCTION tablestore.validate_entity(jsonb) IS 'validate an entity as a write would and return its properties in the stored form, writing nothing';
@@ -439,6 +457,7 @@ COMMENT ON FUNCTION tablestore._query_entities(text, text, text, integer) IS 'in
 
 -- A SELECT-list call that PostgreSQL inlines into the caller's query, so
 -- that the caller's LIMIT or cursor stops the scan early.
+-- router: as is: calls _query_entities
 CREATE FUNCTION tablestore.query_entities(table_name text, filter text DEFAULT NULL, select_list text DEFAULT NULL,
 		top integer DEFAULT NULL)
 	RETURNS SETOF jsonb LANGUAGE sql STABLE
@@ -461,6 +480,7 @@ CREATE FUNCTION tablestore._query_entities_json(table_name text, filter text, se
 	AS 'MODULE_PATHNAME', 'query_entities_scan_json' LANGUAGE C STABLE;
 COMMENT ON FUNCTION tablestore._query_entities_json(text, text, text, integer) IS 'internal: the streaming scan of query_entities_json';
 
+-- router: as is: calls _query_entities_json
 CREATE FUNCTION tablestore.query_entities_json(table_name text, filter text DEFAULT NULL, select_list text DEFAULT NULL,
 		top integer DEFAULT NULL)
 	RETURNS SETOF json LANGUAGE sql STABLE
@@ -496,6 +516,7 @@ COMMENT ON FUNCTION tablestore.execute_batch(text, jsonb) IS 'run up to 100 oper
 
 -- Errors
 
+-- router: as is: runs in the router itself
 CREATE FUNCTION tablestore.error_codes(OUT code text, OUT sqlstate text, OUT http_status integer, OUT description text,
 		OUT service_message text)
 	RETURNS SETOF record
@@ -518,6 +539,7 @@ CREATE TABLE tablestore.table_acl (
 COMMENT ON TABLE tablestore.table_acl IS 'tablestore: the stored access policies of each table';
 SELECT pg_catalog.pg_extension_config_dump('tablestore.table_acl', '');
 
+-- router: node only: a trigger of the catalog
 CREATE FUNCTION tablestore._tables_deleted() RETURNS trigger
 	LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 AS $$
@@ -554,6 +576,7 @@ COMMENT ON FUNCTION tablestore._routed_get_table_acl(text) IS 'internal: get_tab
 -- _may_set_service_properties: whether the current role may set the
 -- account's service properties: the account-level right, CREATE on schema
 -- tablestore_data, as create_table needs.
+-- router: own: the router asks the node of partition 0
 CREATE FUNCTION tablestore._may_set_service_properties() RETURNS boolean
 	LANGUAGE sql STABLE SET search_path = pg_catalog
 	RETURN pg_catalog.has_schema_privilege('tablestore_data', 'CREATE');

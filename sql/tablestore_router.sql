@@ -1,6 +1,8 @@
 -- tablestore_router: one tablestore across many PostgreSQL servers.
--- This is the editable install script; the build copies it to
--- tablestore_router--<version>.sql.
+-- This is the editable install script; the build makes
+-- tablestore_router--<version>.sql of it with tools/router-api.pl, which
+-- puts parts of tablestore.sql at its three "-- @...@" marks: the key
+-- type, the API and the service properties are defined once, there.
 --
 -- Installed in a router database, it offers in schema tablestore the SQL
 -- API of the tablestore extension, with the same signatures, results,
@@ -121,10 +123,6 @@ CREATE FUNCTION tablestore_router.partition_of(partition_key text) RETURNS integ
 	AS 'MODULE_PATHNAME', 'router_partition_of' LANGUAGE C STABLE STRICT;
 COMMENT ON FUNCTION tablestore_router.partition_of(text) IS 'the partition a PartitionKey is routed to';
 
-CREATE FUNCTION tablestore.partition_hash(partition_key text) RETURNS integer
-	AS 'MODULE_PATHNAME', 'partition_hash' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-COMMENT ON FUNCTION tablestore.partition_hash(text) IS 'the stable hash of a PartitionKey that the router routes by';
-
 -- The PL/Proxy calls.  Each takes the partition first (RUN ON it) and runs
 -- the shard's function of the same name through its _routed_ form, which
 -- answers the function's error as data so that PL/Proxy keeps its
@@ -228,120 +226,16 @@ GRANT EXECUTE ON FUNCTION tablestore_router.partitions() TO PUBLIC;
 GRANT EXECUTE ON FUNCTION tablestore_router.partition_of(text) TO PUBLIC;
 GRANT EXECUTE ON FUNCTION tablestore_router.node_string(text) TO PUBLIC;
 
--- The API: the signatures of extension tablestore
-
-CREATE FUNCTION tablestore.create_table(table_name text) RETURNS void
-	AS 'MODULE_PATHNAME', 'router_create_table' LANGUAGE C VOLATILE;
-COMMENT ON FUNCTION tablestore.create_table(text) IS 'create a table on every node';
-
-CREATE FUNCTION tablestore.delete_table(table_name text) RETURNS void
-	AS 'MODULE_PATHNAME', 'router_delete_table' LANGUAGE C VOLATILE;
-COMMENT ON FUNCTION tablestore.delete_table(text) IS 'delete a table and all its entities on every node';
-
-CREATE FUNCTION tablestore.list_tables(filter text DEFAULT NULL) RETURNS SETOF text
-	AS 'MODULE_PATHNAME', 'router_list_tables' LANGUAGE C STABLE;
-COMMENT ON FUNCTION tablestore.list_tables(text) IS 'the names of the tables (on every node) matching a $filter on TableName, in ordinal order';
-
-CREATE FUNCTION tablestore.insert_entity(table_name text, entity jsonb) RETURNS jsonb
-	AS 'MODULE_PATHNAME', 'router_insert_entity' LANGUAGE C VOLATILE;
-COMMENT ON FUNCTION tablestore.insert_entity(text, jsonb) IS 'insert an entity; EntityAlreadyExists if its key exists';
-
-CREATE FUNCTION tablestore.update_entity(table_name text, entity jsonb, if_match text DEFAULT '*') RETURNS jsonb
-	AS 'MODULE_PATHNAME', 'router_update_entity' LANGUAGE C VOLATILE;
-COMMENT ON FUNCTION tablestore.update_entity(text, jsonb, text) IS 'replace an existing entity whole, if its ETag matches';
-
-CREATE FUNCTION tablestore.merge_entity(table_name text, entity jsonb, if_match text DEFAULT '*') RETURNS jsonb
-	AS 'MODULE_PATHNAME', 'router_merge_entity' LANGUAGE C VOLATILE;
-COMMENT ON FUNCTION tablestore.merge_entity(text, jsonb, text) IS 'overwrite the given properties of an existing entity, if its ETag matches';
-
-CREATE FUNCTION tablestore.insert_or_replace_entity(table_name text, entity jsonb) RETURNS jsonb
-	AS 'MODULE_PATHNAME', 'router_insert_or_replace_entity' LANGUAGE C VOLATILE;
-COMMENT ON FUNCTION tablestore.insert_or_replace_entity(text, jsonb) IS 'replace the entity, or insert it';
-
-CREATE FUNCTION tablestore.insert_or_merge_entity(table_name text, entity jsonb) RETURNS jsonb
-	AS 'MODULE_PATHNAME', 'router_insert_or_merge_entity' LANGUAGE C VOLATILE;
-COMMENT ON FUNCTION tablestore.insert_or_merge_entity(text, jsonb) IS 'merge into the entity, or insert it';
-
-CREATE FUNCTION tablestore.delete_entity(table_name text, partition_key text, row_key text, if_match text DEFAULT '*') RETURNS void
-	AS 'MODULE_PATHNAME', 'router_delete_entity' LANGUAGE C VOLATILE;
-COMMENT ON FUNCTION tablestore.delete_entity(text, text, text, text) IS 'delete an entity, if its ETag matches';
-
-CREATE FUNCTION tablestore.get_entity(table_name text, partition_key text, row_key text, select_list text DEFAULT NULL) RETURNS jsonb
-	AS 'MODULE_PATHNAME', 'router_get_entity' LANGUAGE C STABLE;
-COMMENT ON FUNCTION tablestore.get_entity(text, text, text, text) IS 'one entity by its keys, optionally projected to a $select list';
-
--- runs in the router itself: it reads no table
-CREATE FUNCTION tablestore.validate_entity(entity jsonb) RETURNS jsonb
-	AS 'MODULE_PATHNAME', 'validate_entity' LANGUAGE C IMMUTABLE PARALLEL SAFE;
-COMMENT ON FUNCTION tablestore.validate_entity(jsonb) IS 'validate an entity as a write would and return its properties in the stored form, writing nothing';
-
-CREATE FUNCTION tablestore._query_entities(table_name text, filter text, select_list text, top integer)
-	RETURNS SETOF jsonb
-	AS 'MODULE_PATHNAME', 'router_query_entities' LANGUAGE C STABLE;
-COMMENT ON FUNCTION tablestore._query_entities(text, text, text, integer) IS 'internal: the streaming scan of query_entities, page by page over the nodes';
-
-CREATE FUNCTION tablestore.query_entities(table_name text, filter text DEFAULT NULL, select_list text DEFAULT NULL,
-		top integer DEFAULT NULL)
-	RETURNS SETOF jsonb LANGUAGE sql STABLE
-	BEGIN ATOMIC
-		SELECT tablestore._query_entities(table_name, filter, select_list, top);
-	END;
-COMMENT ON FUNCTION tablestore.query_entities(text, text, text, integer) IS 'the entities matching a $filter, in key order, streamed';
-
-CREATE FUNCTION tablestore.query_entities_page(table_name text, filter text DEFAULT NULL, select_list text DEFAULT NULL,
-		top integer DEFAULT NULL, next_partition_key text DEFAULT NULL, next_row_key text DEFAULT NULL)
-	RETURNS TABLE (entities jsonb, next_partition_key text, next_row_key text)
-	AS 'MODULE_PATHNAME', 'router_query_entities_page' LANGUAGE C STABLE;
-COMMENT ON FUNCTION tablestore.query_entities_page(text, text, text, integer, text, text) IS 'one page of a query (at most 1,000 entities) and its continuation';
-
-CREATE FUNCTION tablestore._query_entities_json(table_name text, filter text, select_list text, top integer)
-	RETURNS SETOF json
-	AS 'MODULE_PATHNAME', 'router_query_entities_json' LANGUAGE C STABLE;
-COMMENT ON FUNCTION tablestore._query_entities_json(text, text, text, integer) IS 'internal: the streaming scan of query_entities_json';
-
-CREATE FUNCTION tablestore.query_entities_json(table_name text, filter text DEFAULT NULL, select_list text DEFAULT NULL,
-		top integer DEFAULT NULL)
-	RETURNS SETOF json LANGUAGE sql STABLE
-	BEGIN ATOMIC
-		SELECT tablestore._query_entities_json(table_name, filter, select_list, top);
-	END;
-COMMENT ON FUNCTION tablestore.query_entities_json(text, text, text, integer) IS 'query_entities with each entity as json text';
-
-CREATE FUNCTION tablestore.query_entities_page_json(table_name text, filter text DEFAULT NULL, select_list text DEFAULT NULL,
-		top integer DEFAULT NULL, next_partition_key text DEFAULT NULL, next_row_key text DEFAULT NULL)
-	RETURNS TABLE (entities json, next_partition_key text, next_row_key text)
-	AS 'MODULE_PATHNAME', 'router_query_entities_page_json' LANGUAGE C STABLE;
-COMMENT ON FUNCTION tablestore.query_entities_page_json(text, text, text, integer, text, text) IS 'query_entities_page with the page as json text';
-
-CREATE FUNCTION tablestore.query_page(table_name text, filter text DEFAULT NULL, select_list text DEFAULT NULL,
-		top integer DEFAULT NULL, next_partition_key text DEFAULT NULL, next_row_key text DEFAULT NULL)
-	RETURNS TABLE (entity json, next_partition_key text, next_row_key text)
-	AS 'MODULE_PATHNAME', 'router_query_page' LANGUAGE C STABLE ROWS 1000;
-COMMENT ON FUNCTION tablestore.query_page(text, text, text, integer, text, text) IS 'one page of a query as rows, then its continuation';
-
-CREATE FUNCTION tablestore.explain_query(table_name text, filter text) RETURNS jsonb
-	AS 'MODULE_PATHNAME', 'router_explain_query' LANGUAGE C STABLE;
-COMMENT ON FUNCTION tablestore.explain_query(text, text) IS 'how a $filter on a table is executed on a node';
-
-CREATE FUNCTION tablestore.execute_batch(table_name text, operations jsonb) RETURNS SETOF jsonb
-	AS 'MODULE_PATHNAME', 'router_execute_batch' LANGUAGE C VOLATILE;
-COMMENT ON FUNCTION tablestore.execute_batch(text, jsonb) IS 'run up to 100 operations on one partition, all or nothing, on its node';
-
--- runs in the router itself
-CREATE FUNCTION tablestore.error_codes(OUT code text, OUT sqlstate text, OUT http_status integer, OUT description text,
-		OUT service_message text)
-	RETURNS SETOF record
-	AS 'MODULE_PATHNAME', 'error_codes' LANGUAGE C IMMUTABLE;
-COMMENT ON FUNCTION tablestore.error_codes() IS 'the Table service error codes and the SQLSTATE each is raised with';
-
--- Issue 22 ($select, $top=0): query_page with each entity's keys, as on a
--- node, for the HTTP gateway in front of a router: a $select that does not
--- name PartitionKey and RowKey leaves them out of the entity
-CREATE FUNCTION tablestore._query_page_keyed(table_name text, filter text, select_list text,
-		top integer, next_partition_key text, next_row_key text)
-	RETURNS TABLE (entity json, next_partition_key text, next_row_key text, partition_key text, row_key text)
-	AS 'MODULE_PATHNAME', 'router_query_page' LANGUAGE C STABLE ROWS 1000;
-COMMENT ON FUNCTION tablestore._query_page_keyed(text, text, text, integer, text, text) IS 'internal: query_page with each entity''s keys, for the HTTP gateway';
+-- The API: the functions of schema tablestore of extension tablestore,
+-- copied here by the build from tablestore.sql (tools/router-api.pl), with
+-- their comments and privileges: each C function calls the router's
+-- router_<name> (src/router.c), which routes it, unless the node's script
+-- says otherwise in a "-- router:" line before it (a function that runs in
+-- the router itself, one the router declares itself, the node's
+-- internals).  A function added to the node's API is thus on the router
+-- too; the build fails if the router's library lacks its C function
+-- (tools/check-sql-symbols.sh).
+-- @api@
 
 -- Stored access policies (Get/Set Table ACL, issue 22 item 8): begin
 -- Every node keeps a table's policies with its copy of the table (so that
@@ -358,13 +252,6 @@ CREATE FUNCTION tablestore_router._get_table_acl(table_name text)
 	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON 0;
 	SELECT tablestore._routed_get_table_acl(table_name) AS _get_table_acl; $$;
 REVOKE EXECUTE ON FUNCTION tablestore_router._set_table_acl(text, jsonb), tablestore_router._get_table_acl(text) FROM PUBLIC;
-
-CREATE FUNCTION tablestore.set_table_acl(table_name text, acl jsonb) RETURNS void
-	AS 'MODULE_PATHNAME', 'router_set_table_acl' LANGUAGE C VOLATILE;
-COMMENT ON FUNCTION tablestore.set_table_acl(text, jsonb) IS 'replace a table''s stored access policies on every node (at most 5; NULL or [] removes them)';
-CREATE FUNCTION tablestore.get_table_acl(table_name text) RETURNS jsonb
-	AS 'MODULE_PATHNAME', 'router_get_table_acl' LANGUAGE C STABLE;
-COMMENT ON FUNCTION tablestore.get_table_acl(text) IS 'a table''s stored access policies as a JSON array (the same on every node)';
 -- Stored access policies: end
 
 -- Service properties (issue 22 item 7): stored in the router's database,
@@ -384,6 +271,8 @@ REVOKE EXECUTE ON FUNCTION tablestore_router._may_create_tables() FROM PUBLIC;
 -- made the question answer for that role).
 CREATE FUNCTION tablestore_router._check_user_mapping() RETURNS void
 	AS 'MODULE_PATHNAME', 'router_check_user_mapping' LANGUAGE C VOLATILE;
+-- the router's own _may_set_service_properties, as tablestore.sql says,
+-- with the node's arguments and result (the build checks them)
 CREATE FUNCTION tablestore._may_set_service_properties() RETURNS boolean
 	AS 'MODULE_PATHNAME', 'router_may_set_service_properties' LANGUAGE C STABLE;
 

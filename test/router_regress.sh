@@ -141,9 +141,11 @@ else
 fi
 
 # The upgrade path of the router: 0.4.0 updated to the current version has
-# exactly the functions (definitions, privileges) of a fresh installation.
+# exactly the functions (definitions, privileges, comments) of a fresh
+# installation.
 objs="SELECT p.oid::regprocedure::text || ' ' || coalesce(array_to_string(p.proacl, ','), '-') || ' '
-	|| md5(pg_get_functiondef(p.oid)) FROM pg_proc p
+	|| md5(pg_get_functiondef(p.oid)) || ' '
+	|| md5(coalesce(obj_description(p.oid, 'pg_proc'), '-')) FROM pg_proc p
 	WHERE p.pronamespace IN ('tablestore'::regnamespace, 'tablestore_router'::regnamespace) AND p.prokind = 'f' ORDER BY 1"
 for db in router_fresh router_updated; do
 	psql -X -q -d postgres -c "CREATE DATABASE $db" && psql -X -q -d $db -c "CREATE EXTENSION plproxy" || status=1

@@ -97,6 +97,9 @@ run bash test/fuzz_live.sh
 # The $filter parser on its own: unit tests, then a bounded fuzz run seeded
 # with the test filters (any crash or broken round trip fails the run).
 run make -s unit
+# the build's check that the router's SQL API is the node's refuses each
+# kind of divergence
+run sh test/router_api.sh
 fuzz() {
 	local work
 	work=$(mktemp -d /tmp/tsfuzz.XXXXXX)
