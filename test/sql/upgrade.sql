@@ -42,10 +42,12 @@ ALTER TABLE tablestore_data.upgraded VALIDATE CONSTRAINT entity_ts_in_range;
 -- and the event triggers guard it
 ALTER TABLE tablestore_data.upgraded RENAME TO elsewhere;
 
--- the objects of the extension and their definitions, after the update ...
+-- the objects of the extension, their definitions and comments, after the
+-- update ...
 CREATE TEMP VIEW members AS
 SELECT pg_describe_object(classid, objid, objsubid) AS object,
-	CASE WHEN classid = 'pg_proc'::regclass THEN pg_get_functiondef(objid) END AS definition
+	CASE WHEN classid = 'pg_proc'::regclass THEN pg_get_functiondef(objid) END AS definition,
+	obj_description(objid, classid::regclass::text) AS comment
 FROM pg_depend
 WHERE refclassid = 'pg_extension'::regclass AND deptype = 'e'
 	AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'tablestore');
@@ -72,6 +74,14 @@ ALTER EXTENSION tablestore UPDATE;
 SELECT conname, convalidated FROM pg_constraint
 WHERE conrelid = 'tablestore_data.made040'::regclass AND contype = 'c' ORDER BY 1;
 SELECT tablestore.delete_table('Made040');
+-- Only the oldest version (0.1.0) has an install script of its own: any
+-- other is installed from it up the chain of upgrade scripts, and is that
+-- version (0.5.0 had no service properties: 0.6.0 added them).
+DROP EXTENSION tablestore;
+DROP SCHEMA tablestore;
+CREATE EXTENSION tablestore VERSION '0.5.0';
+SELECT extversion, to_regproc('tablestore.get_service_properties') IS NULL AS before_060
+FROM pg_extension WHERE extname = 'tablestore';
 -- leave a fresh installation to the tests after this one
 DROP EXTENSION tablestore;
 DROP SCHEMA tablestore;
