@@ -104,6 +104,12 @@ def token(oid=DEV_OID, keyfile=key, alg="RS256", header_extra=None, aud="https:/
     return si + "." + b64u(sig)
 
 
+def raw_token(claims_text, keyfile=key):
+    """a token whose claims are this JSON text, as written"""
+    si = b64u(b'{"alg":"RS256","typ":"JWT"}') + "." + b64u(claims_text.encode())
+    return si + "." + b64u(rs256(si, keyfile))
+
+
 def start(name, *args):
     """a gateway of its own; its port"""
     portfile = f"{tmp}/{name}.port"
@@ -205,6 +211,10 @@ bad = {
     "four segments": (good + ".x", "JWT"),
     "over 16 KiB": (token(extra={"pad": "x" * 17000}), "JWT"),
     "not a JWT": ("invalid token", "JWT"),
+    "a claim named twice": (raw_token('{"aud":"https://storage.azure.com","iss":"https://sts.windows.net/t/",'
+                                      f'"exp":{int(time.time()) + 3600},"oid":"{STRANGER_OID}","oid":"{DEV_OID}"}}'),
+                            "claims"),
+    "claims that are no object": (raw_token('["https://storage.azure.com"]'), "claims"),
     "empty": ("", "JWT"),
 }
 for i, (name, (tok, word)) in enumerate(bad.items()):
