@@ -7,8 +7,8 @@ Keys and tokens are made here with openssl: a trusted RSA key given to the
 gateway as a certificate, another one it does not know.  Checked:
   - a token signed by the trusted key, valid now, for Azure Storage or the
     account's endpoint (with or without "/", alone or in an aud array),
-    from an accepted issuer, works through raw HTTPS and the Python SDK
-    (a TokenCredential) and acts as the role its principal is mapped to;
+    from an accepted issuer, works through raw HTTPS and the Python
+    and JavaScript SDKs (a TokenCredential) and acts as the role its principal is mapped to;
   - an unmapped principal is 403 AuthorizationPermissionMismatch;
   - every way a token can be wrong is 403 AuthenticationFailed and changes
     nothing: another key, a tampered claim, alg none, HS256 keyed with the
@@ -256,6 +256,13 @@ try:
     check("Python SDK query with a TokenCredential", len(rows) == 2, str(len(rows)))
 except Exception as e:  # noqa: BLE001
     check("Python SDK with a TokenCredential", False, repr(e)[:300])
+
+# the JavaScript SDK with a TokenCredential, a table of its own
+js = subprocess.run(["node", "test/gateway/oauth_sdk.mjs"], capture_output=True, timeout=120,
+                    env={**os.environ, "OAUTH_URL": f"https://127.0.0.1:{tls_port}/{ACCT}",
+                         "OAUTH_TOKEN": token(), "OAUTH_TABLE": "js" + uuid.uuid4().hex[:10],
+                         "NODE_EXTRA_CA_CERTS": f"{tmp}/tls.crt"})
+check("JavaScript SDK with a TokenCredential", js.returncode == 0, (js.stdout + js.stderr)[-400:].decode())
 
 st, _, _ = request("DELETE", f"Tables('{table}')", good)
 check("delete the table with a token", st == 204, str(st))
