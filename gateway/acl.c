@@ -74,7 +74,7 @@ acl_set(Req *r, Resp *resp, const char *table)
 /*
  * table_acl: a request on /<table>?comp=<comp>, answered as XML (the
  * service's errors there are XML too).  comp=acl only, GET or PUT, Shared
- * Key only.
+ * Key only (no SAS, no bearer token: the service's rule).
  */
 void
 table_acl(Req *r, Resp *resp, const char *table)
@@ -90,6 +90,10 @@ table_acl(Req *r, Resp *resp, const char *table)
 		resp_error(r, resp, 403, "AuthorizationPermissionMismatch",
 				   "This request is not authorized to perform this operation using this permission.",
 				   ACL_NOT_WITH_SAS);
+	else if (r->bearer)
+		resp_error(r, resp, 403, "AuthorizationFailure",
+				   "This request is not authorized to perform this operation.",
+				   "a table's stored access policies are read and set with the account key only, not with a bearer token");
 	else if (strcmp(r->method, "GET") == 0)
 		acl_get(r, resp, table);
 	else if (strcmp(r->method, "PUT") == 0)

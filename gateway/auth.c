@@ -3,7 +3,7 @@
  * auth.c
  *	  Authentication and scope of a request: Shared Key and Shared Key Lite
  *	  signatures, account and table shared access signatures (SAS), and
- *	  what a SAS permits.  Everything here runs before the database sees
+ *	  what a SAS permits; bearer tokens are oauth.c's.  Everything here runs before the database sees
  *	  the request.
  *
  * HMAC-SHA256 and base64 are OpenSSL's; signatures are compared in
@@ -652,8 +652,8 @@ sas_version(Req *r, Resp *resp)
 }
 
 /*
- * authenticate: a request carries a Shared Key (Lite) Authorization
- * header or a SAS; anything else is refused with 403, and an x-ms-version
+ * authenticate: a request carries a Shared Key (Lite) or Bearer (OAuth,
+ * oauth.c) Authorization header or a SAS; anything else is refused with 403, and an x-ms-version
  * that is no version of the service with 400 (service_version).  A request that
  * carries both is authenticated by its header if that verifies, else by
  * its SAS, whose permissions then apply: Azurite accepts such a request if
@@ -668,17 +668,20 @@ authenticate(Req *r, Resp *resp)
 {
 	const char *auth = req_header(r, "Authorization");
 	const char *sig = req_param(r, "sig");
+	bool		bearer = auth != NULL && strncasecmp(auth, "Bearer ", 7) == 0;
 
 	if (auth != NULL && sig != NULL)
 	{
 		Resp		tried = {0};
-		bool		ok = shared_key(r, &tried, auth);
+		bool		ok = bearer ? oauth_authenticate(r, &tried, auth + 7) : shared_key(r, &tried, auth);
 
 		free_resp(&tried);
 		if (ok)
 			return shared_key_version(r, resp);
 		return sas_version(r, resp) && sas(r, resp);
 	}
+	if (bearer)
+		return shared_key_version(r, resp) && oauth_authenticate(r, resp, auth + 7);
 	if (auth != NULL)
 		return shared_key_version(r, resp) && shared_key(r, resp, auth);
 	if (sig != NULL)

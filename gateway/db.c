@@ -567,7 +567,8 @@ run_call(PGconn *c, const char *role, const char *stmt, int nparams,
 }
 
 /*
- * pool_call: run a call for a request, as its account's role, on a
+ * pool_call: run a call for a request, as its account's role (or the role
+ * its bearer token's principal maps to, oauth.c), on a
  * connection of its account's pool.  False with err filled (503 when no
  * connection was free in time, or none could be opened).
  */
@@ -613,7 +614,7 @@ pool_call(Req *r, const char *stmt, int nparams, const char *const *values, Call
 					"cannot connect to the database");
 			return false;
 		}
-		ok = run_call(p->conn[slot], r->acct->role, stmt, nparams, values, call, err);
+		ok = run_call(p->conn[slot], r->bearer ? r->role : r->acct->role, stmt, nparams, values, call, err);
 		if (!ok && err->retry && p->conn[slot] != NULL)
 		{
 			/* the session is over even if libpq has not noticed yet */

@@ -177,6 +177,9 @@ typedef struct Req
 	char		request_id[40];
 	char	   *base;			/* http://host[/account] */
 	Sas			sas;
+	bool		bearer;			/* authenticated by an OAuth bearer token */
+	const char *role;			/* with bearer: the role its principal acts
+								 * as (NULL: the login role) */
 	const char *client_ip;		/* textual client address */
 	char		ipbuf[64];
 } Req;
@@ -212,6 +215,15 @@ extern bool key_in_range(Req *r, const char *pk, const char *rk);
 extern bool auth_refuse_sas(Req *r, Resp *resp, const char *why);
 extern bool sas_allows(Req *r, Resp *resp, const char *op, const char *table,
 					   const char *pk, const char *rk);
+
+/* oauth.c: OAuth bearer tokens (--oauth-*) */
+extern bool oauth_add_key(const char *path);
+extern bool oauth_add_issuer(const char *prefix);
+extern bool oauth_add_audience(const char *aud);
+extern bool oauth_add_principal(const char *spec);
+extern bool oauth_check_config(void);
+extern bool oauth_enabled(void);
+extern bool oauth_authenticate(Req *r, Resp *resp, const char *token);
 
 /* db.c: the connection pool and the calls of the extension's functions */
 typedef struct DbErr

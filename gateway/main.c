@@ -238,6 +238,13 @@ usage(void)
 		   "  --memory-budget MIB      request and response bodies held at once, in MiB (default 256)\n"
 		   "  --statement-timeout-ms N limit of one database call (default 30000)\n"
 		   "  --tls-cert FILE, --tls-key FILE  serve HTTPS with this PEM certificate (chain) and key\n"
+		   "  --oauth-key FILE         trust bearer tokens (JWT, RS256/384/512) signed by the RSA key of this PEM\n"
+		   "                           public key or certificate (repeatable; bearer tokens need HTTPS)\n"
+		   "  --oauth-principal ACCOUNT:OID[:ROLE]  the token principal (oid claim, or * for any) that may act on\n"
+		   "                           ACCOUNT, as ROLE (default: the account's role); repeatable\n"
+		   "  --oauth-issuer PREFIX    accept only tokens whose iss starts with PREFIX (repeatable;\n"
+		   "                           default: Microsoft Entra ID's issuers)\n"
+		   "  --oauth-audience AUD     accept this aud too, besides Azure Storage and the account's endpoints\n"
 		   "  -v, --verbose            log every request to stderr\n");
 }
 
@@ -322,6 +329,10 @@ main(int argc, char **argv)
 		{"statement-timeout-ms", required_argument, NULL, 's'},
 		{"tls-cert", required_argument, NULL, 'C'},
 		{"tls-key", required_argument, NULL, 'K'},
+		{"oauth-key", required_argument, NULL, 1001},
+		{"oauth-issuer", required_argument, NULL, 1002},
+		{"oauth-audience", required_argument, NULL, 1003},
+		{"oauth-principal", required_argument, NULL, 1004},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0}
@@ -415,6 +426,22 @@ main(int argc, char **argv)
 			case 'K':
 				tls_key = optarg;
 				break;
+			case 1001:
+				if (!oauth_add_key(optarg))
+					return 2;
+				break;
+			case 1002:
+				if (!oauth_add_issuer(optarg))
+					return 2;
+				break;
+			case 1003:
+				if (!oauth_add_audience(optarg))
+					return 2;
+				break;
+			case 1004:
+				if (!oauth_add_principal(optarg))
+					return 2;
+				break;
 			case 'v':
 				gw_config.verbose = true;
 				break;
@@ -437,7 +464,7 @@ main(int argc, char **argv)
 	}
 	if ((gw_config.naccounts == 0 || dev) && !find_account(DEV_ACCOUNT, strlen(DEV_ACCOUNT)))
 		add_account(DEV_ACCOUNT, DEV_KEY, NULL, NULL);
-	if (published_key_exposed())
+	if (published_key_exposed() || !oauth_check_config())
 		return 2;
 
 	memset(&sin, 0, sizeof(sin));

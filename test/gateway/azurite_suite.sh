@@ -84,7 +84,11 @@ start_gateway() {
 	[ -s "$work/$name.port" ] || { echo "gateway $name did not start"; cat "$work/$name.log"; exit 1; }
 }
 start_gateway http $http_port
-start_gateway https $https_port --tls-cert "$work/tls.crt" --tls-key "$work/tls.key"
+# Azurite's OAuth tests sign their tokens with its tests/server.key: the
+# HTTPS gateway trusts that key's certificate, for any principal
+start_gateway https $https_port --tls-cert "$work/tls.crt" --tls-key "$work/tls.key" \
+	--oauth-key "$az/tests/server.cert" --oauth-principal 'devstoreaccount1:*'
+
 
 # the checkout's npm packages
 if [ ! -d "$az/node_modules/@azure/data-tables" ] || [ ! -x "$az/node_modules/.bin/mocha" ]; then

@@ -9,6 +9,7 @@
 #   sdk_test.mjs   the JavaScript SDK (@azure/data-tables from npm)
 #   sdk_test.py    the Python SDK (Debian's python3-azure)
 #   acl_test.py    Get/Set Table ACL and SAS tokens naming a stored policy
+#   oauth_test.py  OAuth bearer tokens, with gateways of its own
 #   http_test.sh   raw HTTP: signatures, malformed requests, limits, with the
 #                  account addressed path-style and host-style
 #   cors_test.sh   service properties and CORS, with a gateway of its own
@@ -133,6 +134,7 @@ step "JavaScript SDK" node test/gateway/sdk_test.mjs
 step "Python SDK" /usr/bin/python3 test/gateway/sdk_test.py
 step "raw HTTP" bash test/gateway/http_test.sh
 step "table ACLs and SAS with si (raw HTTP)" /usr/bin/python3 test/gateway/acl_test.py
+step "OAuth bearer tokens (own gateways; HTTPS, HTTP, Python SDK)" /usr/bin/python3 test/gateway/oauth_test.py
 step "strict parsing: batch framing, JSON bodies, a batch without database" bash test/gateway/strict_test.sh
 step "service properties and CORS (own gateway, restarted)" bash test/gateway/cors_test.sh
 GW_STYLE=host step "service properties and CORS, host-style" bash test/gateway/cors_test.sh
