@@ -218,7 +218,8 @@ extern bool sas_allows(Req *r, Resp *resp, const char *op, const char *table,
 
 /* oauth.c: OAuth bearer tokens (--oauth-*) */
 extern bool oauth_add_key(const char *path);
-extern bool oauth_add_issuer(const char *prefix);
+extern bool oauth_add_issuer(const char *iss);
+extern bool oauth_add_tenant(const char *tid);
 extern bool oauth_add_audience(const char *aud);
 extern bool oauth_add_principal(const char *spec);
 extern bool oauth_check_config(void);

@@ -239,11 +239,11 @@ usage(void)
 		   "  --statement-timeout-ms N limit of one database call (default 30000)\n"
 		   "  --tls-cert FILE, --tls-key FILE  serve HTTPS with this PEM certificate (chain) and key\n"
 		   "  --oauth-key FILE         trust bearer tokens (JWT, RS256/384/512) signed by the RSA key of this PEM\n"
-		   "                           public key or certificate (repeatable; bearer tokens need HTTPS)\n"
-		   "  --oauth-principal ACCOUNT:OID[:ROLE]  the token principal (oid claim, or * for any) that may act on\n"
-		   "                           ACCOUNT, as ROLE (default: the account's role); repeatable\n"
-		   "  --oauth-issuer PREFIX    accept only tokens whose iss starts with PREFIX (repeatable;\n"
-		   "                           default: Microsoft Entra ID's issuers)\n"
+		   "                           public key or certificate (at most 8; bearer tokens need HTTPS)\n"
+		   "  --oauth-tenant TID       accept the tokens of this Microsoft Entra ID tenant (its issuers, its tid)\n"
+		   "  --oauth-issuer ISS       accept tokens whose iss is exactly ISS (--oauth-key needs one of the two)\n"
+		   "  --oauth-principal ACCOUNT:OID[:ROLE]  the token principal (oid claim, or * for any that has one)\n"
+		   "                           that may act on ACCOUNT, as ROLE (default: the account's role); repeatable\n"
 		   "  --oauth-audience AUD     accept this aud too, besides Azure Storage and the account's endpoints\n"
 		   "  -v, --verbose            log every request to stderr\n");
 }
@@ -333,6 +333,7 @@ main(int argc, char **argv)
 		{"oauth-issuer", required_argument, NULL, 1002},
 		{"oauth-audience", required_argument, NULL, 1003},
 		{"oauth-principal", required_argument, NULL, 1004},
+		{"oauth-tenant", required_argument, NULL, 1005},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0}
@@ -440,6 +441,10 @@ main(int argc, char **argv)
 				break;
 			case 1004:
 				if (!oauth_add_principal(optarg))
+					return 2;
+				break;
+			case 1005:
+				if (!oauth_add_tenant(optarg))
 					return 2;
 				break;
 			case 'v':

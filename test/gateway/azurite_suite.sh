@@ -85,9 +85,13 @@ start_gateway() {
 }
 start_gateway http $http_port
 # Azurite's OAuth tests sign their tokens with its tests/server.key: the
-# HTTPS gateway trusts that key's certificate, for any principal
+# HTTPS gateway trusts that key's certificate, the issuers the tests name
+# (exactly: the double slashes are theirs), and any principal
+azt=ab1f708d-50f6-404c-a006-d71b2ac7a606
 start_gateway https $https_port --tls-cert "$work/tls.crt" --tls-key "$work/tls.key" \
-	--oauth-key "$az/tests/server.cert" --oauth-principal 'devstoreaccount1:*'
+	--oauth-key "$az/tests/server.cert" --oauth-principal 'devstoreaccount1:*' \
+	--oauth-issuer "https://sts.windows-ppe.net/$azt/" --oauth-issuer "https://sts.windows.net//$azt/" \
+	--oauth-issuer "https://sts.microsoftonline.de//$azt/" --oauth-issuer "https://sts.chinacloudapi.cn//$azt/"
 
 
 # the checkout's npm packages

@@ -3,23 +3,30 @@
 oauth tests), against gateways of its own started from test/gateway/run.sh's
 set-up (GW_BIN_ASAN, GW_WORK with its accounts file, PGHOST, PGPORT).
 
-Keys and tokens are made here with openssl: a trusted RSA key given to the
-gateway as a certificate, another one it does not know.  Checked:
-  - a token signed by the trusted key, valid now, for Azure Storage or the
-    account's endpoint (with or without "/", alone or in an aud array),
-    from an accepted issuer, works through raw HTTPS and the Python
-    and JavaScript SDKs (a TokenCredential) and acts as the role its principal is mapped to;
-  - an unmapped principal is 403 AuthorizationPermissionMismatch;
+Keys and tokens are made here with openssl: two trusted RSA keys given to
+the gateway as certificates, another one it does not know.  Checked:
+  - a token signed by a trusted key, valid now, for Azure Storage or the
+    account's endpoint (with or without "/", in any case, alone or in an
+    aud array), from an accepted issuer (the tenant's v1 and v2 issuers
+    with its tid, or an --oauth-issuer exactly), works through raw HTTPS
+    and the Python and JavaScript SDKs (a TokenCredential) and acts as
+    the role its principal (oid, in any case) is mapped to; a token that
+    names its certificate (kid, x5t, x5t#S256) is verified with that one;
+  - an unmapped principal, a token without oid (even for "*"), another
+    tenant's token, the tenant's issuer with another tid, an issuer
+    longer or shorter than the accepted one: 403;
   - every way a token can be wrong is 403 AuthenticationFailed and changes
-    nothing: another key, a tampered claim, alg none, HS256 keyed with the
-    public key, an unknown crit header, expired, not yet valid, no exp,
-    wrong issuer, another account's endpoint as audience, not base64url,
-    padded, four segments, over 16 KiB;
+    nothing: an untrusted key, a tampered claim, alg none, HS256 keyed with
+    the public key, an unknown crit header, expired, not yet valid, exp or
+    nbf that are no dates (strings, 1e309, past 9999), wrong issuer,
+    another account's endpoint as audience, not base64url, padded, four
+    segments, over 16 KiB, a claim named twice;
   - a bearer token over plain HTTP is refused, as is one sent to a gateway
     without --oauth-key;
   - table ACLs are refused to a bearer token (403 AuthorizationFailure);
-  - the gateway refuses to start with a weak key or a principal of an
-    unknown account.
+  - the gateway refuses to start with a key under 2048 or over 4096 bits,
+    e = 3, nine keys, a key without an issuer, a malformed tenant, or a
+    principal of an unknown account (the outside attack's findings 1-5).
 """
 import base64
 import http.client
@@ -39,6 +46,9 @@ ACCT = "devstoreaccount1"
 DEV_OID = "11111111-1111-1111-1111-111111111111"   # mapped, the account's role
 READER_OID = "22222222-2222-2222-2222-222222222222"  # mapped to gwt_reader
 STRANGER_OID = "33333333-3333-3333-3333-333333333333"  # not mapped
+TENANT = "ab1f708d-50f6-404c-a006-d71b2ac7a606"     # the operator's tenant
+OTHER_TENANT = "99999999-9999-9999-9999-999999999999"
+CUSTOM_ISS = "https://idp.example/realms/app"       # a non-Entra issuer
 failures = 0
 passes = 0
 procs = []
@@ -66,6 +76,12 @@ sh("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-s
    "-keyout", key, "-out", crt)
 sh("openssl", "genrsa", "-out", other, "2048")
 sh("openssl", "genrsa", "-out", weak, "1024")
+sh("openssl", "genrsa", "-out", f"{tmp}/stranger.key", "2048")
+sh("openssl", "genrsa", "-3", "-out", f"{tmp}/e3.key", "2048")
+sh("openssl", "rsa", "-in", f"{tmp}/e3.key", "-pubout", "-out", f"{tmp}/e3.pub")
+sh("openssl", "genrsa", "-out", f"{tmp}/big.key", "4608")
+sh("openssl", "rsa", "-in", f"{tmp}/big.key", "-pubout", "-out", f"{tmp}/big.pub")
+sh("openssl", "req", "-x509", "-key", other, "-days", "1", "-subj", "/CN=other", "-out", f"{tmp}/other.crt")
 sh("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1",
    "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", f"{tmp}/tls.key", "-out", f"{tmp}/tls.crt")
 pub = sh("openssl", "rsa", "-in", key, "-pubout")
@@ -87,13 +103,12 @@ def hs256(signing_input, secret):
 
 
 def token(oid=DEV_OID, keyfile=key, alg="RS256", header_extra=None, aud="https://storage.azure.com",
-          iss="https://sts.windows.net/ab1f708d-50f6-404c-a006-d71b2ac7a606/", exp=3600, nbf=-60,
-          drop=(), extra=None):
+          iss=f"https://sts.windows.net/{TENANT}/", exp=3600, nbf=-60, drop=(), extra=None, tid=TENANT):
     now = int(time.time())
     header = {"alg": alg, "typ": "JWT"}
     header.update(header_extra or {})
     claims = {"aud": aud, "iss": iss, "iat": now + nbf, "nbf": now + nbf, "exp": now + exp,
-              "oid": oid, "tid": "ab1f708d-50f6-404c-a006-d71b2ac7a606", "scp": "user_impersonation"}
+              "oid": oid, "tid": tid, "scp": "user_impersonation"}
     claims.update(extra or {})
     for d in drop:
         claims.pop(d, None)
@@ -128,8 +143,17 @@ def start(name, *args):
     sys.exit(1)
 
 
-oauth_args = ["--oauth-key", crt, "--oauth-principal", f"{ACCT}:{DEV_OID}",
-              "--oauth-principal", f"{ACCT}:{READER_OID}:gwt_reader"]
+def thumbprint(cert, alg):
+    der = sh("openssl", "x509", "-in", cert, "-outform", "DER")
+    import hashlib
+    return b64u(hashlib.new(alg, der).digest())
+
+
+oauth_args = ["--oauth-key", crt, "--oauth-key", f"{tmp}/other.crt", "--oauth-tenant", TENANT,
+              "--oauth-issuer", CUSTOM_ISS,
+              "--oauth-principal", f"{ACCT}:{DEV_OID}",
+              "--oauth-principal", f"{ACCT}:{READER_OID.upper()}:gwt_reader",
+              "--oauth-principal", "reader:*"]
 tls_port = start("tls", "--tls-cert", f"{tmp}/tls.crt", "--tls-key", f"{tmp}/tls.key", *oauth_args)
 http_port = start("http", *oauth_args)
 ctx = ssl.create_default_context(cafile=f"{tmp}/tls.crt")
@@ -165,10 +189,28 @@ for aud in ("https://storage.azure.com/", "e406a681-f3d4-42a8-90b6-c2b029497af1"
             f"https://{ACCT}.table.core.chinacloudapi.cn", ["https://elsewhere.example", "https://storage.azure.com"]):
     st, code, _ = request("GET", f"{table}(PartitionKey='p',RowKey='1')", token(aud=aud))
     check(f"audience {aud}", st == 200, f"{st} {code}")
-for iss in ("https://login.microsoftonline.com/ab1f708d-50f6-404c-a006-d71b2ac7a606/v2.0",
-            "https://sts.chinacloudapi.cn/x/"):
-    st, code, _ = request("GET", f"{table}(PartitionKey='p',RowKey='1')", token(iss=iss))
+for iss, tid in ((f"https://login.microsoftonline.com/{TENANT}/v2.0", TENANT),
+                 (f"https://sts.windows.net/{TENANT}/", TENANT.upper()),
+                 (CUSTOM_ISS, None)):
+    st, code, _ = request("GET", f"{table}(PartitionKey='p',RowKey='1')", token(iss=iss, tid=tid))
     check(f"issuer {iss}", st == 200, f"{st} {code}")
+st, code, _ = request("GET", f"{table}(PartitionKey='p',RowKey='1')",
+                      token(aud=f"HTTPS://{ACCT.upper()}.TABLE.CORE.WINDOWS.NET/"))
+check("an audience URL in upper case", st == 200, f"{st} {code}")
+st, code, _ = request("GET", f"{table}(PartitionKey='p',RowKey='1')", token(),
+                      auth="Bearer  " + token() + " \t")
+check("blanks around the token", st == 200, f"{st} {code}")
+# a token naming its certificate (as Entra ID's do) is verified with that one
+for name, alg in (("x5t", "sha1"), ("kid", "sha1"), ("x5t#S256", "sha256")):
+    st, code, _ = request("GET", f"{table}(PartitionKey='p',RowKey='1')",
+                          token(header_extra={name: thumbprint(crt, alg)}))
+    check(f"a token naming its certificate by {name}", st == 200, f"{st} {code}")
+st, code, body = request("GET", f"{table}(PartitionKey='p',RowKey='1')",
+                         token(header_extra={"kid": thumbprint(f"{tmp}/other.crt", "sha1")}))
+check("a token naming another trusted certificate than its signer's", st == 403 and "Signature" in body,
+      f"{st} {code}")
+st, code, _ = request("GET", f"{table}(PartitionKey='p',RowKey='1')", token(keyfile=other))
+check("the second trusted key", st == 200, f"{st} {code}")
 st, code, _ = request("GET", f"{table}(PartitionKey='p',RowKey='1')", token(exp=-60))
 check("five minutes of clock skew on exp", st == 200, f"{st} {code}")
 st, code, _ = request("GET", f"{table}(PartitionKey='p',RowKey='1')", token(),
@@ -185,6 +227,23 @@ check("an unmapped principal is not authorized", st == 403 and code == "Authoriz
 st, code, _ = request("GET", f"{table}(PartitionKey='p',RowKey='1')", token(drop=("oid",)))
 check("a token without oid maps to no principal", st == 403 and code == "AuthorizationPermissionMismatch",
       f"{st} {code}")
+# "*": any principal of an accepted issuer, but one that names itself
+ACCT_SAVED = ACCT
+ACCT = "reader"
+st, code, body = request("GET", "readertab()", token(oid=STRANGER_OID),
+                         query="$filter=RowKey%20eq%20'00001'")
+check("reader:* lets any principal of the tenant read", st == 200 and "00001" in body, f"{st} {code}")
+for name, tok in (("no oid", token(drop=("oid",))), ("an empty oid", token(oid="")),
+                  ("another tenant", token(iss=f"https://sts.windows.net/{OTHER_TENANT}/", tid=OTHER_TENANT)),
+                  ("another tenant, v2", token(iss=f"https://login.microsoftonline.com/{OTHER_TENANT}/v2.0",
+                                               tid=OTHER_TENANT)),
+                  ("the tenant's issuer with another tid", token(tid=OTHER_TENANT)),
+                  ("the tenant's issuer without tid", token(tid=None)),
+                  ("a longer issuer than the one accepted", token(iss=CUSTOM_ISS + ".attacker.net/")),
+                  ("a shorter issuer", token(iss="https://idp.example/"))):
+    st, code, _ = request("GET", "readertab()", tok)
+    check(f"reader:* refuses a token with {name}", st == 403, f"{st} {code}")
+ACCT = ACCT_SAVED
 
 # every way a token is refused; each time an insert that must not happen
 good = token()
@@ -193,7 +252,7 @@ tampered_claims = json.loads(base64.urlsafe_b64decode(claims + "=" * (-len(claim
 tampered_claims["oid"] = READER_OID
 tampered = head + "." + b64u(json.dumps(tampered_claims).encode()) + "." + sig
 bad = {
-    "another key": (token(keyfile=other), "Signature"),
+    "a key the gateway does not trust": (token(keyfile=f"{tmp}/stranger.key"), "Signature"),
     "a tampered claim": (tampered, "Signature"),
     "alg none": (token(alg="none"), "algorithm"),
     "HS256 keyed with the public key": (token(alg="HS256"), "algorithm"),
@@ -201,7 +260,15 @@ bad = {
     "expired": (token(exp=-400, nbf=-800), "expire"),
     "not yet valid": (token(nbf=400, exp=4000), "Lifetime"),
     "no exp": (token(drop=("exp",)), "Lifetime"),
+    "an exp that is a string": (token(extra={"exp": "4102444800"}), "Lifetime"),
+    "an exp past the year 9999": (token(extra={"exp": 1e18}), "Lifetime"),
+    "an exp of 1e309": (raw_token('{"aud":"https://storage.azure.com","iss":"https://sts.windows.net/'
+                                  + TENANT + '/","tid":"' + TENANT + '","oid":"' + DEV_OID + '","exp":1e309}'),
+                        ""),
+    "an nbf that is a string": (token(extra={"nbf": "soon"}), "Lifetime"),
+    "a negative nbf": (token(extra={"nbf": -1e300}), "Lifetime"),
     "a wrong issuer": (token(iss="https://invalidissuer/x/"), "issuer"),
+    "another tenant": (token(iss=f"https://sts.windows.net/{OTHER_TENANT}/", tid=OTHER_TENANT), "issuer"),
     "another account's endpoint": (token(aud="https://other.table.core.windows.net"), "audience"),
     "an account name's prefix": (token(aud=f"https://{ACCT}x.table.core.windows.net"), "audience"),
     "no audience": (token(drop=("aud",)), "audience"),
@@ -268,9 +335,15 @@ st, _, _ = request("DELETE", f"Tables('{table}')", good)
 check("delete the table with a token", st == 204, str(st))
 
 # configurations the gateway refuses at start
-for name, args in (("a 1024-bit key", ["--oauth-key", f"{tmp}/weak.pub"]),
+for name, args in (("a 1024-bit key", ["--oauth-key", f"{tmp}/weak.pub", "--oauth-tenant", TENANT]),
+                   ("a key with e = 3", ["--oauth-key", f"{tmp}/e3.pub", "--oauth-tenant", TENANT]),
+                   ("a key over 4096 bits", ["--oauth-key", f"{tmp}/big.pub", "--oauth-tenant", TENANT]),
+                   ("a key without an issuer", ["--oauth-key", crt, "--oauth-principal", f"{ACCT}:*"]),
+                   ("a tenant that is no id", ["--oauth-key", crt, "--oauth-tenant", "x/../y"]),
+                   ("nine keys", [a for _ in range(9) for a in ("--oauth-key", crt)] + ["--oauth-tenant", TENANT]),
                    ("a file without a key", ["--oauth-key", f"{WORK}/accounts"]),
-                   ("a principal of an unknown account", ["--oauth-key", crt, "--oauth-principal", "nosuch:*"]),
+                   ("a principal of an unknown account", ["--oauth-key", crt, "--oauth-tenant", TENANT,
+                                                          "--oauth-principal", "nosuch:*"]),
                    ("a principal without a key", ["--oauth-principal", f"{ACCT}:*"])):
     r = subprocess.run([GW, "--db", DB, "--accounts-file", f"{WORK}/accounts", "--port", "0", *args],
                        capture_output=True, timeout=30)
