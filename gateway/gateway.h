@@ -36,7 +36,7 @@
 #define GW_DATE_SKEW		(15 * 60)	/* seconds a signed date may be off */
 #define GW_VERSION			"2019-02-02"
 
-/* A growable byte buffer, always NUL-terminated. */
+/* buf.c: a growable byte buffer, always NUL-terminated, and allocation */
 typedef struct Buf
 {
 	char	   *data;
@@ -93,6 +93,8 @@ typedef struct GwConfig
 } GwConfig;
 
 extern GwConfig gw_config;
+
+/* account.c */
 extern Account *find_account(const char *name, size_t len);
 extern Account *unknown_account(const char *name, size_t len);
 
@@ -140,7 +142,7 @@ typedef struct Resp
 								 * taken for the body (mem_reserve) */
 } Resp;
 
-struct Conn;
+typedef struct AddrSlot AddrSlot;	/* budget.c */
 
 /*
  * One HTTP request, from its first byte to its response.  It lives in its
@@ -164,7 +166,8 @@ typedef struct Req
 	Account    *acct;
 	bool		unknown_acct;	/* acct is a stand-in that never
 								 * authenticates */
-	struct Conn *owner;			/* the connection it belongs to */
+	AddrSlot   *addr;			/* its client address's share of the memory
+								 * budget (budget.c) */
 	bool		secondary;		/* addressed as <account>-secondary */
 	bool		stats_repeats_account;	/* /<account>-secondary/<account>/
 										 * ?restype=service&comp=stats */
@@ -181,28 +184,47 @@ typedef struct Req
 	char		ipbuf[64];
 } Req;
 
-/* util.c */
+/* request.c: the request parser */
 extern const char *req_header(Req *r, const char *name);
 extern void req_header_list(Req *r, const char *name, Buf *out);
 extern const char *req_param(Req *r, const char *name);
+
+/* response.c: the response writer */
 extern void resp_header(Resp *resp, const char *name, const char *value);
 extern void resp_json(Req *r, Resp *resp, int status, json_object *obj);
 extern void resp_error(Req *r, Resp *resp, int status, const char *code, const char *message, const char *extra);
 extern const char *status_text(int status);
 extern const char *json_ctype(Level level);
+extern const char *json_text(json_object *obj);
+extern void free_resp(Resp *resp);
+
+/* odata.c: OData JSON payloads */
+extern json_object *shape_entity(Req *r, const char *table, json_object *e, bool single);
+extern json_object *shape_entity_keyed(Req *r, const char *table, json_object *e, bool single,
+									   const char *pk, const char *rk);
+
+/* encode.c: percent-encoding, base64, UUIDs */
+extern bool pct_decode(char *s);
 extern void url_encode_key(Buf *b, const char *key);
 extern void entity_path(Buf *b, const char *table, const char *pk, const char *rk);
 extern char *b64_encode(const unsigned char *data, size_t len);
 extern int	b64_decode(const char *in, unsigned char *out, size_t outcap);
+extern void new_uuid(char *out);
+
+/* token.c: continuation tokens */
 extern char *token_encode(Req *r, char kind, const char *table, const char *key);
 extern char *token_decode(Req *r, char kind, const char *table, const char *token);
-extern void new_uuid(char *out);
-extern bool pct_decode(char *s);
-extern json_object *json_parse_strict(const char *text, size_t len);
-extern const char *json_text(json_object *obj);
-extern json_object *shape_entity(Req *r, const char *table, json_object *e, bool single);
-extern json_object *shape_entity_keyed(Req *r, const char *table, json_object *e, bool single,
-									   const char *pk, const char *rk);
+
+/* budget.c: the memory budget */
+extern bool budget_init(void);
+extern bool mem_reserve(size_t n, bool may_refuse);
+extern void mem_release(size_t n);
+extern bool addr_charge(AddrSlot *addr, size_t n, bool may_refuse);
+extern void addr_release(AddrSlot *addr, size_t n);
+extern AddrSlot *addr_join(const char *ip);
+extern void addr_leave(AddrSlot *addr);
+extern bool req_charge(Req *r, size_t n);
+extern void req_release(Req *r, size_t n);
 
 /* auth.c */
 extern bool authenticate(Req *r, Resp *resp);
@@ -238,12 +260,7 @@ extern void db_error_response(Req *r, Resp *resp, DbErr *err);
 extern bool prepare_request(Req *r, Resp *resp);
 extern void handle_request(Req *r, Resp *resp);
 
-/* conn.c: connections, their deadlines, and the memory budget */
-extern bool mem_reserve(size_t n, bool may_refuse);
-extern bool req_charge(Req *r, size_t n);
-extern void req_release(Req *r, size_t n);
-extern void mem_release(size_t n);
-extern void free_resp(Resp *resp);
+/* conn.c: connections and their deadlines */
 extern bool conn_start(struct MHD_Daemon **daemon, unsigned int flags, struct sockaddr *sa,
 					   struct MHD_OptionItem *tls_opts);
 extern void conn_stop(struct MHD_Daemon *daemon);
@@ -258,8 +275,8 @@ extern void handle_batch(Req *r, Resp *resp);
 extern bool parse_entity_path(const char *rest, char **table, char **pk, char **rk, bool *has_keys);
 
 /*
- * json.c: the strict reader of request JSON (json_parse_strict, declared
- * with util.c above, is its NULL-on-any-failure form).
+ * json.c: the strict reader of request JSON (json_parse_strict is its
+ * NULL-on-any-failure form).
  */
 #define GW_JSON_MAX_DEPTH	32	/* nested objects and arrays */
 #define GW_JSON_MAX_VALUES	65536	/* values in one JSON text */
@@ -274,6 +291,7 @@ typedef enum JsonResult
 
 extern JsonResult json_parse_request(const char *text, size_t len, json_object **out, const char **why);
 extern json_object *json_request_object(Req *r, Resp *resp, const char *text, size_t len);
+extern json_object *json_parse_strict(const char *text, size_t len);
 
 /*
  * xml.c: the strict reader of request XML (no DTD, no entity definitions,
