@@ -108,7 +108,7 @@ now(void)
 
 /*
  * xml_endpoint: whether the request's errors are XML before its query is
- * parsed (a 413 refused while its body arrives): as handlers.c decides
+ * parsed (a 413 refused while its body arrives): as request.c decides
  * for an unauthenticated request, by restype or comp in the query.
  */
 static bool
@@ -137,6 +137,9 @@ req_reset(Req *r)
 	free_resp(&r->refusal);
 	free(r->raw_path);
 	free(r->rest);
+	free(r->target.table);
+	free(r->target.pk);
+	free(r->target.rk);
 	free(r->base);
 	for (int i = 0; i < r->nparams; i++)
 	{
@@ -324,7 +327,7 @@ send_response(Req *r, Resp *resp)
 
 	AddrSlot   *addr = r->addr;
 
-	/* resp->charged was taken by the handler (query_entities) */
+	/* resp->charged was taken by the handler (entity_query) */
 	if (resp->charged >= resp->body.len)
 		addr_release(addr, resp->charged - resp->body.len);
 	else if (!addr_charge(addr, resp->body.len - resp->charged,

@@ -103,3 +103,83 @@ shape_entity_keyed(Req *r, const char *table, json_object *e, bool single, const
 	}
 	return out;
 }
+
+/* etag_header: the ETag header from an entity's odata.etag. */
+void
+etag_header(Resp *resp, json_object *e)
+{
+	json_object *v;
+
+	if (json_object_object_get_ex(e, "odata.etag", &v) && json_object_is_type(v, json_type_string))
+		resp_header(resp, "ETag", json_object_get_string(v));
+}
+
+/* table_item: one element of a table list (or a single table's body). */
+json_object *
+table_item(Req *r, const char *name, bool single)
+{
+	json_object *o = json_object_new_object();
+	Buf			b = {0};
+
+	if (single && r->level != LEVEL_NONE)
+	{
+		buf_printf(&b, "%s/$metadata#Tables/@Element", r->base);
+		json_object_object_add(o, "odata.metadata", json_object_new_string(b.data));
+		b.len = 0;
+	}
+	if (r->level == LEVEL_FULL)
+	{
+		buf_printf(&b, "%s.Tables", r->acct->name);
+		json_object_object_add(o, "odata.type", json_object_new_string(b.data));
+		b.len = 0;
+		buf_printf(&b, "%s/Tables('%s')", r->base, name);
+		json_object_object_add(o, "odata.id", json_object_new_string(b.data));
+		b.len = 0;
+		buf_printf(&b, "Tables('%s')", name);
+		json_object_object_add(o, "odata.editLink", json_object_new_string(b.data));
+	}
+	json_object_object_add(o, "TableName", json_object_new_string(name));
+	buf_free(&b);
+	return o;
+}
+
+/*
+ * metadata_prefix: `{"odata.metadata":"<base>/$metadata#<what>",` with the
+ * URL JSON-escaped (it holds the Host header).  At minimal metadata the
+ * extension's entity JSON is already what the service sends (annotations
+ * and odata.etag), so the gateway splices it in after this prefix instead
+ * of parsing and rewriting it.
+ */
+void
+metadata_prefix(Req *r, Buf *b, const char *table, const char *suffix)
+{
+	Buf			url = {0};
+	json_object *s;
+
+	buf_printf(&url, "%s/$metadata#%s%s", r->base, table, suffix);
+	s = json_object_new_string(url.data);
+	buf_puts(b, "{\"odata.metadata\":");
+	buf_puts(b, json_text(s));
+	buf_puts(b, ",");
+	json_object_put(s);
+	buf_free(&url);
+}
+
+/*
+ * continuation_headers: the next key of a query page, as tokens the
+ * gateway signs (token_encode), so that only keys it issued come back.
+ */
+void
+continuation_headers(Req *r, Resp *resp, const char *table, const char *npk, const char *nrk)
+{
+	char	   *t;
+
+	if (npk == NULL)
+		return;
+	t = token_encode(r, 'p', table, npk);
+	resp_header(resp, "x-ms-continuation-NextPartitionKey", t);
+	free(t);
+	t = token_encode(r, 'r', table, nrk ? nrk : "");
+	resp_header(resp, "x-ms-continuation-NextRowKey", t);
+	free(t);
+}

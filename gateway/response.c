@@ -198,3 +198,51 @@ free_resp(Resp *resp)
 	}
 	resp->nhdr = 0;
 }
+
+/* bad_request: a 400 with a service code and our reason. */
+void
+bad_request(Req *r, Resp *resp, const char *code, const char *why)
+{
+	const char *msg = "One of the request inputs is not valid.";
+
+	if (strcmp(code, "InvalidUri") == 0)
+		msg = "The requested URI does not represent any resource on the server.";
+	else if (strcmp(code, "InvalidQueryParameterValue") == 0)
+		msg = "Value for one of the query parameters specified in the request URI is invalid.";
+	else if (strcmp(code, "InvalidHeaderValue") == 0)
+		msg = "The value for one of the HTTP headers is not in the correct format.";
+	else if (strcmp(code, "MissingRequiredHeader") == 0)
+		msg = "An HTTP header that's mandatory for this request is not specified.";
+	else if (strcmp(code, "XMethodIncorrectValue") == 0 || strcmp(code, "XMethodNotUsingPost") == 0)
+		msg = "The X-HTTP-Method header is not valid for this request.";
+	resp_error(r, resp, 400, code, msg, why);
+}
+
+/* not_allowed: 405 for a method the resource does not serve. */
+void
+not_allowed(Req *r, Resp *resp)
+{
+	resp_error(r, resp, 405, "MethodNotAllowed",
+			   "The requested method is not allowed on the specified resource.", NULL);
+}
+
+/* A 500 InternalError, with the service's text and detail as our extra line. */
+void
+resp_internal(Req *r, Resp *resp, const char *detail)
+{
+	resp_error(r, resp, 500, "InternalError",
+			   "Server encountered an internal error. Please try again after some time.", detail);
+}
+
+/*
+ * refuse_secondary_write: the answer to a write at <account>-secondary,
+ * the read-only replica: 403 AuthorizationFailure, as the service answers
+ * a request the account's setup does not allow.
+ */
+void
+refuse_secondary_write(Req *r, Resp *resp)
+{
+	resp_error(r, resp, 403, "AuthorizationFailure",
+			   "This request is not authorized to perform this operation.",
+			   "the secondary endpoint (<account>-secondary) is read-only");
+}
