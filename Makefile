@@ -12,7 +12,7 @@ OBJS_TSKEY = $(addprefix src/tskey/,handler.o page.o build.o insert.o scan.o \
 	vacuum.o verify.o xlog.o)
 OBJS_FILTER = $(addprefix src/filter/,parse.o format.o bind.o) src/edmtext.o
 OBJS_CORE = $(addprefix src/,module.o errors.o edm.o key.o entity.o \
-	entityjson.o subxact.o entityrel.o tables.o entityops.o entityspi.o \
+	entityout.o edmvalue.o entityjson.o subxact.o entityrel.o tables.o entityops.o entityspi.o \
 	entitywrite.o batch.o queryplan.o query.o tableacl.o)
 OBJS_ROUTER = $(addprefix src/,router.o routedcall.o)
 OBJS = $(OBJS_CORE) $(OBJS_FILTER) $(OBJS_TSKEY) $(OBJS_ROUTER)

@@ -10,7 +10,11 @@
  *	  errors.c		the service error codes, their SQLSTATEs, error reporting
  *	  edm.c			Edm types: DateTime, Guid, Binary literals, ETags, UTF-16
  *	  key.c			the key type: text ordered by UTF-16 code unit
- *	  entity.c		entity validation and the canonical stored form
+ *	  entity.c		entities' input half: keys, property names, validation
+ *					and the canonical stored form (entity.h)
+ *	  edmvalue.c	the Edm types' table ts_edm_types[]: per type, the check
+ *					of a value and its canonical form
+ *	  entityout.c	entities' output half: as jsonb, with $select
  *	  subxact.c		a function run in a subtransaction, its error as data
  *	  entityrel.c	the entity-relation layer: opening and checking a table's
  *					relation, stored rows, the per-relation cache, If-Match
@@ -159,56 +163,10 @@ extern char *ts_format_etag(TimestampTz ts);
 extern char *ts_etag_from_datetime(const char *dt);
 extern bool ts_parse_etag(const char *etag, int64 *ticks);
 
-/* The Edm types of property values. */
-typedef enum TsEdmType
-{
-	EDM_STRING,
-	EDM_INT32,
-	EDM_INT64,
-	EDM_DOUBLE,
-	EDM_BOOLEAN,
-	EDM_DATETIME,
-	EDM_GUID,
-	EDM_BINARY
-} TsEdmType;
-
 /* key.c */
 extern int	ts_key_cmp(const text *a, const text *b);
 
-/* entity.c */
-
-/*
- * An entity as given by a caller, validated and brought into the stored
- * form: the keys, and the custom properties as canonical service JSON
- * (see README "Stored form").
- */
-typedef struct TsEntity
-{
-	text	   *partition_key;
-	text	   *row_key;
-	Jsonb	   *props;			/* canonical properties, annotations included */
-	int			nprops;			/* number of custom properties */
-	int64		size;			/* size by the service's formula */
-} TsEntity;
-
-extern bool ts_key_is_valid(const char *s, int len);
-extern void ts_validate_key(const char *name, const char *s, int len);
-extern TsEntity *ts_entity_from_json(Jsonb *entity);
-extern TsEntity *ts_entity_keys_from_json(Jsonb *entity);
-extern int64 ts_entity_key_size(text *pk, text *rk);
-extern void ts_entity_check_limits(Jsonb *props, int64 key_size);
-extern Jsonb *ts_entity_output(text *pk, text *rk, TimestampTz ts, Jsonb *props,
-							   const char *select_list);
-extern bool ts_is_valid_property_name(const char *s, int len);
-extern List *ts_parse_select_list(const char *select_list);
-extern Jsonb *ts_entity_output_list(text *pk, text *rk, TimestampTz ts, Jsonb *props, bool all,
-									List *select);
-extern JsonbValue *ts_entity_output_value(text *pk, text *rk, TimestampTz ts, Jsonb *props, bool all,
-										  List *select);
-
-/* entityjson.c */
-extern void ts_entity_json(StringInfo buf, text *pk, text *rk, TimestampTz ts, Jsonb *props, bool all,
-						   List *select);
+#include "entity.h"
 
 /* subxact.c */
 extern ErrorData *ts_run_in_subtransaction(void (*fn) (void *arg), void *arg);
