@@ -85,7 +85,7 @@ ts_jsonb_key_cmp(const char *a, int alen, const char *b, int blen)
 /*
  * entity.c: an entity as given by a caller, validated and brought into the
  * stored form: the keys, and the custom properties as canonical service
- * JSON (see doc "Stored form").
+ * JSON (doc/stored-form.md).
  */
 typedef struct TsEntity
 {

@@ -165,6 +165,7 @@ extern bool ts_parse_etag(const char *etag, int64 *ticks);
 
 /* key.c */
 extern int	ts_key_cmp(const text *a, const text *b);
+extern int	ts_key_pair_cmp(const text *apk, const text *ark, const text *bpk, const text *brk);
 
 #include "entity.h"
 
