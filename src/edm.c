@@ -22,12 +22,14 @@
 #include "postgres.h"
 
 #include "common/base64.h"
+#include "lib/stringinfo.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "utils/datetime.h"
 
 #include "edmtext.h"
-#include "tablestore.h"
+#include "errors.h"
+#include "edm.h"
 
 #define TICKS_PER_SECOND	INT64CONST(10000000)
 #define TICKS_PER_DAY		(INT64CONST(86400) * TICKS_PER_SECOND)

@@ -29,6 +29,9 @@
 
 #include "edmtext.h"
 #include "tablestore.h"
+#include "errors.h"
+#include "edm.h"
+#include "entity.h"
 
 /* The text of a jsonb number, as numeric_out writes it. */
 static char *

@@ -40,6 +40,9 @@
 #include "utils/jsonb.h"
 
 #include "tablestore.h"
+#include "errors.h"
+#include "edm.h"
+#include "entity.h"
 
 #define ANNOTATION_SUFFIX_LEN (sizeof(TS_ANNOTATION_SUFFIX) - 1)
 

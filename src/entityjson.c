@@ -22,7 +22,8 @@
 #include "utils/jsonb.h"
 #include "utils/numeric.h"
 
-#include "tablestore.h"
+#include "edm.h"
+#include "entity.h"
 
 
 

@@ -18,6 +18,9 @@
 #include "utils/jsonb.h"
 
 #include "tablestore.h"
+#include "errors.h"
+#include "edm.h"
+#include "entity.h"
 
 
 static void

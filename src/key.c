@@ -20,9 +20,12 @@
 #include "postgres.h"
 
 #include "common/hashfn.h"
+#include "fmgr.h"
 #include "utils/sortsupport.h"
 
 #include "tablestore.h"
+#include "edm.h"
+#include "key.h"
 
 /*
  * ts_key_cmp: compare two keys (PartitionKey or RowKey values) in the

@@ -29,7 +29,9 @@
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 
-#include "tablestore.h"
+#include "key.h"
+#include "filter/filter.h"
+#include "queryplan.h"
 
 /* Narrow the lower bound of r to "> v" or ">= v". */
 static void

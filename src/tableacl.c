@@ -37,6 +37,10 @@
 
 #include "edmtext.h"
 #include "tablestore.h"
+#include "errors.h"
+#include "edm.h"
+#include "entityrel.h"
+#include "tables.h"
 
 #define ACL_MAX_POLICIES	5
 #define ACL_MAX_ID_CHARS	64

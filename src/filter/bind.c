@@ -38,6 +38,11 @@
 
 #include "edmtext.h"
 #include "tablestore.h"
+#include "errors.h"
+#include "edm.h"
+#include "entity.h"
+#include "filter/bind.h"
+#include "filter/filter.h"
 
 #define ANNOTATION_SUFFIX	"@odata.type"
 

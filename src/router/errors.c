@@ -14,7 +14,7 @@
 #include "utils/builtins.h"
 #include "utils/guc.h"
 
-#include "tablestore.h"
+#include "errors.h"
 #include "router/router.h"
 
 /*

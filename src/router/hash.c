@@ -11,6 +11,8 @@
 #include "postgres.h"
 
 #include "tablestore.h"
+#include "filter/filter.h"
+#include "queryplan.h"
 #include "router/router.h"
 
 /*

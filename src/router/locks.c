@@ -19,6 +19,7 @@
 #include "utils/inval.h"
 
 #include "tablestore.h"
+#include "errors.h"
 #include "router/router.h"
 
 /* the tag of a partition's lock (-1: all partitions) */

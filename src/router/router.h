@@ -74,6 +74,7 @@
 #define TS_ROUTER_H
 
 #include "fmgr.h"
+#include "nodes/nodes.h"
 #include "storage/lock.h"
 #include "utils/jsonb.h"
 

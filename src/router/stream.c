@@ -16,6 +16,7 @@
 #include "utils/builtins.h"
 
 #include "tablestore.h"
+#include "key.h"
 #include "router/router.h"
 
 /*

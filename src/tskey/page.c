@@ -27,7 +27,7 @@
 #include "utils/relfilenodemap.h"
 #include "utils/snapmgr.h"
 
-#include "tablestore.h"
+#include "edm.h"
 #include "tskey_int.h"
 
 /*
