@@ -34,6 +34,7 @@
 #include "errors.h"
 #include "edm.h"
 #include "entity.h"
+#include "writepath.h"
 #include "subxact.h"
 #include "entityrel.h"
 #include "entityops.h"

@@ -27,9 +27,9 @@
 #include "miscadmin.h"
 #include "utils/datetime.h"
 
-#include "edmtext.h"
 #include "errors.h"
 #include "edm.h"
+#include "edmtext.h"
 
 #define TICKS_PER_SECOND	INT64CONST(10000000)
 #define TICKS_PER_DAY		(INT64CONST(86400) * TICKS_PER_SECOND)

@@ -27,11 +27,11 @@
 #include "utils/jsonb.h"
 #include "utils/numeric.h"
 
-#include "edmtext.h"
 #include "tablestore.h"
 #include "errors.h"
 #include "edm.h"
-#include "entity.h"
+#include "edmvalue.h"
+#include "edmtext.h"
 
 /* The text of a jsonb number, as numeric_out writes it. */
 static char *

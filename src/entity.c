@@ -43,6 +43,7 @@
 #include "errors.h"
 #include "edm.h"
 #include "entity.h"
+#include "edmvalue.h"
 
 #define ANNOTATION_SUFFIX_LEN (sizeof(TS_ANNOTATION_SUFFIX) - 1)
 

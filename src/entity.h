@@ -2,7 +2,7 @@
  *
  * entity.h
  *	  Entities: the input half (entity.c: keys, property names, validation
- *	  and the canonical stored form, with the per-type work of edmvalue.c)
+ *	  and the canonical stored form, with the per-type work of edmvalue.h)
  *	  and the output half (entityout.c: jsonb with $select; entityjson.c:
  *	  JSON text).
  *
@@ -18,54 +18,6 @@
 
 /* The suffix of a property's type annotation, "Name@odata.type". */
 #define TS_ANNOTATION_SUFFIX	"@odata.type"
-
-/* The Edm types of property values. */
-typedef enum TsEdmType
-{
-	EDM_STRING,
-	EDM_INT32,
-	EDM_INT64,
-	EDM_DOUBLE,
-	EDM_BOOLEAN,
-	EDM_DATETIME,
-	EDM_GUID,
-	EDM_BINARY
-} TsEdmType;
-
-#define TS_NUM_EDM_TYPES		(EDM_BINARY + 1)
-
-/* edmvalue.c: one property value, checked and made canonical by its type */
-typedef struct TsEdmValue
-{
-	const JsonbValue *given;	/* as given: a JSON string, number or Boolean */
-	bool		annotated;		/* its type is its annotation's, not inferred */
-	const char *prop;			/* the property's name (not terminated), for errors */
-	int			proplen;
-	JsonbValue	canon;			/* set: the stored value */
-	bool		needs_annotation;	/* set: the stored form annotates it */
-	int64		size;			/* set: its size by the service's formula */
-} TsEdmValue;
-
-typedef struct TsEdmTypeInfo
-{
-	const char *name;			/* "Edm.String", ... */
-	int			len;
-	/* check ev->given as a literal of the type (service errors), set the rest */
-	void		(*canonicalize) (TsEdmValue *ev);
-} TsEdmTypeInfo;
-
-extern const TsEdmTypeInfo ts_edm_types[TS_NUM_EDM_TYPES];
-extern int	ts_edm_type_by_name(const char *s, int len);
-extern TsEdmType ts_edm_type_of_json(const JsonbValue *v);
-
-/* Set v to the JSON string s of len bytes (not copied). */
-static inline void
-ts_set_jsonb_string(JsonbValue *v, const char *s, int len)
-{
-	v->type = jbvString;
-	v->val.string.val = (char *) s;
-	v->val.string.len = len;
-}
 
 /*
  * Order of keys in a jsonb object: shorter first, then bytewise (names are

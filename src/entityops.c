@@ -25,6 +25,7 @@
 #include "tablestore.h"
 #include "errors.h"
 #include "entity.h"
+#include "writepath.h"
 #include "entityrel.h"
 #include "entityops.h"
 #include "query.h"

@@ -47,9 +47,9 @@
 #include "errors.h"
 #include "edm.h"
 #include "entity.h"
+#include "writepath.h"
 #include "subxact.h"
 #include "entityrel.h"
-#include "entityops.h"
 #include "query.h"
 
 /* The statements of a relation, in the slots of its cache entry. */

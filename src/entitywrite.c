@@ -90,8 +90,8 @@
 #include "errors.h"
 #include "edm.h"
 #include "entity.h"
+#include "writepath.h"
 #include "entityrel.h"
-#include "entityops.h"
 
 /* The suffix of a type annotation's name. */
 #define ANNOTATION_SUFFIX	"@odata.type"

@@ -11,12 +11,13 @@
  *	  edm.h			Edm values in the server (edm.c); edmtext.h their text
  *					forms in plain C (edmtext.c)
  *	  key.h			the key type and the comparison of keys (key.c)
- *	  entity.h		entities: input half (entity.c, edmvalue.c), output
- *					half (entityout.c, entityjson.c)
+ *	  entity.h		entities: input half (entity.c), output half
+ *					(entityout.c, entityjson.c)
+ *	  edmvalue.h	the Edm types' table ts_edm_types[] (edmvalue.c)
  *	  subxact.h		a function in a subtransaction (subxact.c)
  *	  entityrel.h	the entity-relation layer (entityrel.c)
- *	  entityops.h	the entity operations and their write paths (entityops.c,
- *					entityspi.c, entitywrite.c)
+ *	  entityops.h	the entity operations (entityops.c)
+ *	  writepath.h	their two write paths (entityspi.c, entitywrite.c)
  *	  tables.h		the table catalog (tables.c)
  *	  filter/		the $filter language: filter.h (plain C), bind.h
  *	  queryplan.h	access paths of a filter (queryplan.c)
