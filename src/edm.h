@@ -3,7 +3,7 @@
  * edm.h
  *	  Edm values in the server (edm.c): UTF-16 lengths, DateTime ticks and
  *	  timestamps, Guid and base64 literals, ETags.  The plain-C text forms
- *	  are edmtext.h's.
+ *	  are edmtext.h's, the order of UTF-16 code units utf16.h's.
  *
  *-------------------------------------------------------------------------
  */
@@ -23,7 +23,6 @@
 #define TS_TICKS_NO_MATCH		INT64CONST(-2)
 
 extern int	ts_utf16_length(const char *s, int len);
-extern int	ts_utf16_cmp(const char *a, int alen, const char *b, int blen);
 extern bool ts_parse_datetime(const char *s, int len, int64 *ticks);
 extern char *ts_format_datetime(int64 ticks);
 extern bool ts_timestamptz_in_range(TimestampTz ts);

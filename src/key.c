@@ -24,8 +24,8 @@
 #include "utils/sortsupport.h"
 
 #include "tablestore.h"
-#include "edm.h"
 #include "key.h"
+#include "utf16.h"
 
 /*
  * ts_key_cmp: compare two keys (PartitionKey or RowKey values) in the

@@ -44,6 +44,7 @@
 #include "filter/bind.h"
 #include "filter/filter.h"
 #include "edmtext.h"
+#include "utf16.h"
 
 
 StaticAssertDecl(FILTER_ECHO_LIMIT == TS_ECHO_LIMIT,

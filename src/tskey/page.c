@@ -28,6 +28,7 @@
 #include "utils/snapmgr.h"
 
 #include "edm.h"
+#include "utf16.h"
 #include "tskey_int.h"
 
 /*
