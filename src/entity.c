@@ -226,7 +226,6 @@ is_annotation(const char *name, int len)
 		memcmp(name + len - ANNOTATION_SUFFIX_LEN, TS_ANNOTATION_SUFFIX, ANNOTATION_SUFFIX_LEN) == 0;
 }
 
-
 /* Index among m[0..n) (in jsonb key order) of the member named s, or -1. */
 static int
 find_member(const Member *m, int n, const char *s, int len)

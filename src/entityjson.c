@@ -25,8 +25,6 @@
 #include "edm.h"
 #include "entity.h"
 
-
-
 /* Whether byte c must be escaped in a JSON string. */
 static inline bool
 needs_escape(unsigned char c)

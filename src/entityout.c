@@ -22,7 +22,6 @@
 #include "edm.h"
 #include "entity.h"
 
-
 static void
 push_string(JsonbParseState **st, JsonbIteratorToken tok, const char *s, int len)
 {

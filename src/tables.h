@@ -9,7 +9,6 @@
 #ifndef TS_TABLES_H
 #define TS_TABLES_H
 
-
 extern int	ts_exec_catalog(const char *sql, int nargs, Oid *argtypes, Datum *values);
 
 #endif							/* TS_TABLES_H */

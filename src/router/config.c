@@ -39,6 +39,7 @@ static bool callbacks_registered = false;
 /* the role whose user mapping was checked (router_mapping_check) */
 static Oid	mapping_checked_for = InvalidOid;
 
+/* a foreign server changed: read the cluster's shape again, a new map */
 static void
 router_server_changed(Datum arg, int cacheid, uint32 hashvalue)
 {
@@ -48,12 +49,14 @@ router_server_changed(Datum arg, int cacheid, uint32 hashvalue)
 	mapping_checked_for = InvalidOid;
 }
 
+/* a user mapping changed: check the calling role's mapping again */
 static void
 router_mapping_changed(Datum arg, int cacheid, uint32 hashvalue)
 {
 	mapping_checked_for = InvalidOid;
 }
 
+/* register the invalidation callbacks of the cluster's shape, once */
 static void
 register_callbacks(void)
 {

@@ -165,7 +165,6 @@ extern Datum router_entity_jsonb(PageEntity *e, int part);
 extern const char *router_page_source(int part);
 extern void router_fetch_page(int part, text *table, text *filter, text *select, int top, text *npk, text *nrk, bool check_json, MergedPage *page);
 
-
 /* the cluster's shape (config.c), valid after router_cluster_shape */
 extern int	router_cluster_partitions;
 extern int	router_cluster_nodes;

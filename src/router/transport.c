@@ -32,6 +32,7 @@ static RouterFunc router_funcs[ROUTER_MAX_FUNCS];
 static int	router_nfuncs = 0;
 static bool proc_callback_registered = false;
 
+/* a function changed: look the PL/Proxy functions up again */
 static void
 router_proc_changed(Datum arg, int cacheid, uint32 hashvalue)
 {
