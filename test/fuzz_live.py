@@ -736,6 +736,10 @@ def main():
             f = findings[sigkey]
             findings[sigkey] = (f[0], f[1], f[2], f[3], f[4] + 1, f[5])
             if not conn.alive():
+                # a grace period, not a condition: a backend that died takes
+                # the others down once the postmaster has noticed, which no
+                # client can see coming; connect() then polls until the
+                # server accepts connections again
                 time.sleep(0.5)
                 for c in conns.values():
                     c.connect(wait=60.0)

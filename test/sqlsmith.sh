@@ -83,7 +83,7 @@ phase() {
 		--dump-all-queries >"$out" 2>"$err") &
 	local pid=$! t=0
 	while kill -0 $pid 2>/dev/null; do
-		sleep 1
+		sleep 1	# the period of a watch over the log, not a wait
 		t=$((t + 1))
 		if grep -q "terminated by signal" "$DIR/server.log"; then
 			echo "sqlsmith $name: the server crashed after ${t}s, stopping"

@@ -80,6 +80,8 @@ cat >"$DIR/ops.sql" <<'PGB'
 SELECT stress_op(:op, :p, :r);
 PGB
 
+# (its sleeps, and the verifier's, pace background work: they wait for no
+# condition)
 ( end=$((SECONDS + SECONDS_RUN)); while [ $SECONDS -lt $end ]; do q -c "VACUUM tablestore_data.stress" >/dev/null 2>&1; sleep 3; done ) &
 vacuumer=$!
 # verify_index while the clients insert and split pages: it must never

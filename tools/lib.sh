@@ -1,12 +1,16 @@
 # tools/lib.sh: shared by tools/*.sh.  Installs what tablestore needs to build
 # and test, builds and installs it, and runs a throwaway PostgreSQL 15 server
 # as the postgres OS user on a Unix socket in a temporary directory.
-# Source it; it defines functions only.
+# Source it; it defines functions only.  Run as a script, it runs one of
+# them: "bash $TS_LIB ts_until_file FILE" from psql's \! (which runs sh,
+# not the test's shell) waits as the function does.
 
 # PGBIN may be set to another PostgreSQL 15 installation (a relocated copy,
 # say) so that two checkouts can build, install and test side by side.
 PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
 export PATH="$PGBIN:$PATH"
+# this file, by its absolute path
+TS_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib.sh
 
 # Debian packages, by purpose: what building the extension needs, what the
 # gateway adds, and what the tests add (random SQL, fuzzers, pgTAP, the
@@ -159,3 +163,101 @@ ts_seed() {
 		*) echo "$v" ;;
 	esac
 }
+
+# ts_until [-t SECONDS] COMMAND...: run COMMAND every 50 ms until it
+# succeeds, for at most SECONDS (30 unless given); on timeout say on stderr
+# what was awaited and return 1.  Tests wait for a condition this way, never
+# for a fixed time that guesses how long the condition takes.
+ts_until() {
+	local secs=30 end
+	if [ "${1:-}" = -t ]; then
+		secs=$2
+		shift 2
+	fi
+	end=$((SECONDS + secs))
+	until "$@"; do
+		if [ "$SECONDS" -ge "$end" ]; then
+			echo "timed out after $secs s waiting for: $*" >&2
+			return 1
+		fi
+		sleep 0.05
+	done
+}
+
+# ts_sql_true SQL [PSQL-OPTION...]: whether the query answers t (on the
+# server and database of the options or of the environment).
+ts_sql_true() {
+	local sql=$1
+	shift
+	[ "$(psql -X -q -At "$@" -c "$sql" 2>/dev/null)" = t ]
+}
+
+# ts_until_sql [-t SECONDS] SQL [PSQL-OPTION...]: until the query answers t
+# (a lock granted or awaited, a session gone, a step recorded).
+ts_until_sql() {
+	local t=()
+	if [ "${1:-}" = -t ]; then
+		t=(-t "$2")
+		shift 2
+	fi
+	ts_until "${t[@]}" ts_sql_true "$@"
+}
+
+# ts_until_file [-t SECONDS] FILE...: until every FILE exists (a concurrent
+# session or process says it reached a point by creating a file).
+ts_until_file() {
+	local t=() f
+	if [ "${1:-}" = -t ]; then
+		t=(-t "$2")
+		shift 2
+	fi
+	for f in "$@"; do
+		ts_until "${t[@]}" test -e "$f" || return 1
+	done
+}
+
+# ts_run_traced FUNCTION [ARG...]: run FUNCTION in this shell and return its
+# status; if that is not 0, TS_FAILED_STEP says where it failed: the line
+# and command of FUNCTION itself (not of what it calls or runs in the
+# background) that ended it, and for a "return", the last command of
+# FUNCTION that exited non-zero before it, with its status and, for a
+# pipeline, each member's status.  A
+# failed check then explains itself even when every line it printed looks
+# like a pass (a pipeline failing on SIGPIPE, 141, say).
+TS_FAILED_STEP=
+ts_run_traced() {
+	local rc
+	_ts_fn=$1 _ts_cmd="" _ts_line="" _ts_bad="" _ts_bad_line="" _ts_bad_rc="" _ts_bad_ps=""
+	TS_FAILED_STEP=
+	set -T
+	trap '_ts_step $? "${PIPESTATUS[*]}"' DEBUG
+	"$@"
+	rc=$?
+	trap - DEBUG
+	set +T
+	if [ "$rc" -ne 0 ]; then
+		case "$_ts_cmd" in
+		return*)
+			TS_FAILED_STEP="$_ts_fn returned $rc at line $_ts_line ($_ts_cmd)"
+			[ -z "$_ts_bad" ] ||
+				TS_FAILED_STEP="$TS_FAILED_STEP after line $_ts_bad_line: $_ts_bad: exit status $_ts_bad_rc (pipeline: $_ts_bad_ps)"
+			;;
+		*) TS_FAILED_STEP="$_ts_fn failed at line $_ts_line: $_ts_cmd: exit status $rc" ;;
+		esac
+	fi
+	return "$rc"
+}
+# _ts_step STATUS PIPESTATUS: ts_run_traced's DEBUG trap, before each command
+# of the traced function: the status of the one before, and this one's text
+_ts_step() {
+	[ "${FUNCNAME[1]:-}" = "$_ts_fn" ] || return 0
+	if [ "$1" -ne 0 ]; then
+		_ts_bad=$_ts_cmd _ts_bad_line=$_ts_line _ts_bad_rc=$1 _ts_bad_ps=$2
+	fi
+	_ts_cmd=$BASH_COMMAND _ts_line=${BASH_LINENO[0]}
+}
+
+# run as a script: the function named by the arguments
+if [ "${BASH_SOURCE[0]}" = "$0" ] && [ $# -gt 0 ]; then
+	"$@"
+fi

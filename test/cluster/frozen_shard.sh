@@ -10,9 +10,10 @@
 # unkillable, until the shard runs again.
 #
 # Starts a router with 2 shards; a session reads an entity on shard1 (so it
-# holds a connection to it), shard1's processes are stopped, the session
-# reads again with statement_timeout 2 s, and after 6 s it is terminated;
-# the shard is resumed after 20 s.  Passes if the session ended before the
+# holds a connection to it), shard1's processes are stopped, then the
+# session reads again with statement_timeout 2 s; if it has not ended 6 s
+# later it is terminated, and the shard is resumed when the session has
+# ended or 20 s after the stop.  Passes if the session ended before the
 # shard was resumed.
 set -u -o pipefail
 export LC_ALL=C
@@ -34,22 +35,24 @@ R -c "SELECT tablestore.create_table('Frozen')" \
 start=$SECONDS
 PGAPPNAME=frozen_test psql -X -q -At -h "$DIR/router" -d tablestore -v VERBOSITY=sqlstate >"$DIR/session.out" 2>&1 <<SQL &
 SELECT tablestore.get_entity('Frozen', 'a', '1')->>'RowKey';
-\! touch $DIR/connected; sleep 2
+\! touch $DIR/connected; bash $TS_LIB ts_until_file $DIR/frozen
 SET statement_timeout = '2s';
 SELECT tablestore.get_entity('Frozen', 'a', '1')->>'RowKey';
 SQL
 session=$!
-while [ ! -e "$DIR/connected" ]; do sleep 0.1; done
+ts_until_file "$DIR/connected" || exit 1
 pm=$(head -n 1 "$DIR/shard1/data/postmaster.pid")
 frozen="$pm $(pgrep -P "$pm" | tr '\n' ' ')"
 kill -STOP $frozen
-sleep 6
-R -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'frozen_test'" >/dev/null
-for i in $(seq 1 140); do
-	kill -0 "$session" 2>/dev/null || break
-	sleep 0.1
-done
-if kill -0 "$session" 2>/dev/null; then
+touch "$DIR/frozen"
+# the session ends at its statement_timeout, or else within 6 s of its
+# termination (or never, while the shard is stopped)
+ended() { ! kill -0 "$session" 2>/dev/null; }
+if ! ts_until -t 6 ended 2>/dev/null; then
+	R -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'frozen_test'" >/dev/null
+	ts_until -t 14 ended 2>/dev/null
+fi
+if ! ended; then
 	ended="no: still waiting after $((SECONDS - start)) s, past statement_timeout and pg_terminate_backend"
 else
 	ended="yes, after $((SECONDS - start)) s"

@@ -325,7 +325,7 @@ def complete(p, target):
         if pr.returncode == 0:
             return
         print("move of %d to be run again: %s" % (p, out.strip().splitlines()[-1] if out.strip() else ""), flush=True)
-        time.sleep(1)
+        time.sleep(1)  # a back-off before the retry, not a wait for a condition
     anomaly("partition %d could not be moved to %s" % (p, target))
 
 
@@ -360,17 +360,32 @@ def move(p, target, fault=None):
     complete(p, target)
 
 
+def until_acknowledged(n, secs=60):
+    """wait until the clients have had n more writes acknowledged (at most
+    secs): the first move comes under writes, and writes go on after the
+    last"""
+    with lock:
+        goal = counts["acknowledged"] + n
+    deadline = time.monotonic() + secs
+    while time.monotonic() < deadline:
+        with lock:
+            if counts["acknowledged"] >= goal:
+                return
+        time.sleep(0.05)
+    anomaly("the clients had fewer than %d writes acknowledged in %d s" % (n, secs))
+
+
 def mover():
     rng = random.Random(SEED)
     faults = [None, "kill", None, "restart-source", None, "kill-cutover", None, None]
-    time.sleep(1)
+    until_acknowledged(4 * NCLIENTS)
     for f in faults:
         p = rng.randrange(8)
         here = node_of(p)
         target = rng.choice([n for n in NODES if n != here])
         print("move partition %d to %s%s" % (p, target.split("/")[-1], " (" + f + ")" if f else ""), flush=True)
         move(p, target, f)
-    time.sleep(1)
+    until_acknowledged(4 * NCLIENTS)
 
 
 threads = [threading.Thread(target=client, args=(c,)) for c in range(NCLIENTS)]

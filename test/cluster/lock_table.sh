@@ -33,7 +33,7 @@ CLIENTS=${CLIENTS:-12}
 PARTITIONS=${PARTITIONS:-256}
 DIR=$(mktemp -d /tmp/tslocks.XXXXXX)
 chmod 755 "$DIR"
-trap 'touch "$DIR/holder.done"; rm -f "$DIR/move.hold"; wait; ts_stop_cluster "$DIR"; rm -rf "$DIR"' EXIT
+trap 'touch "$DIR/clients.done" "$DIR/holder.done"; rm -f "$DIR/move.hold"; wait; ts_stop_cluster "$DIR"; rm -rf "$DIR"' EXIT
 ts_start_cluster "$DIR" 3 "$PARTITIONS" >/dev/null || exit 1
 # the cluster on shards 0 and 1; shard 2 takes a partition in check 3
 psql -X -q -h "$DIR/router" -d tablestore -U postgres -v ON_ERROR_STOP=1 \
@@ -41,29 +41,33 @@ psql -X -q -h "$DIR/router" -d tablestore -U postgres -v ON_ERROR_STOP=1 \
 export PGUSER=postgres
 R() { psql -X -q -At -h "$DIR/router" -d tablestore -v ON_ERROR_STOP=1 -v VERBOSITY=sqlstate "$@"; }
 
+status=0
 R -c "SELECT tablestore.create_table('Locks')" \
 	-c "SELECT count(tablestore.insert_entity('Locks', jsonb_build_object('PartitionKey', 'p' || i, 'RowKey', 'r')))
 		FROM generate_series(1, 100) i" >/dev/null || exit 1
 
+# each client fetches from its cursor, says so (even if the fetch failed:
+# ON_ERROR_STOP=0) and holds the cursor until the point read is done
+ready=()
 for i in $(seq 1 "$CLIENTS"); do
-	R >"$DIR/client$i.out" 2>&1 <<'SQL' &
+	R -v ON_ERROR_STOP=0 >"$DIR/client$i.out" 2>&1 <<SQL &
 BEGIN;
 DECLARE c NO SCROLL CURSOR FOR SELECT e FROM tablestore.query_entities('Locks') e;
 FETCH 1 FROM c \g /dev/null
-SELECT pg_sleep(3);
+\! touch $DIR/client$i.ready; bash $TS_LIB ts_until_file -t 60 $DIR/clients.done
 COMMIT;
 SQL
-	sleep 0.1
+	ready+=("$DIR/client$i.ready")
 done
-sleep 1
+ts_until_file "${ready[@]}" || status=1
 point=$(R -c "SELECT tablestore.get_entity('Locks', 'p1', 'r')->>'RowKey'" 2>&1)
 held=$(R -c "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'" 2>&1)
+touch "$DIR/clients.done"
 wait
 failed=$(grep -l ERROR "$DIR"/client*.out | wc -l)
 echo "$CLIENTS clients holding a query over every node of $PARTITIONS partitions: $failed failed" \
 	"($(cat "$DIR"/client*.out | grep -o 'ERROR:  [0-9A-Z]*' | sort | uniq -c | tr -s ' ' | tr '\n' ';'))," \
 	"advisory locks held: $held, a point read meanwhile: $point"
-status=0
 [ "$failed" -eq 0 ] && [ "$point" = r ] && [ "$held" -eq 0 ] || status=1
 
 # 2. a role without rights holds the old key space of the router's locks,
@@ -74,7 +78,7 @@ PGUSER=ts_nobody R >"$DIR/holder.out" 2>&1 <<SQL &
 SELECT count(pg_advisory_lock(1953722992, p)) FROM generate_series(-1, $((PARTITIONS - 1))) p;
 BEGIN;
 SELECT count(*) FROM pg_locks WHERE pid = pg_backend_pid() AND locktype = 'advisory' \g /dev/null
-\! touch $DIR/holder.ready; for i in \$(seq 1 600); do [ -e $DIR/holder.done ] && break; sleep 0.1; done
+\! touch $DIR/holder.ready; bash $TS_LIB ts_until_file -t 60 $DIR/holder.done
 COMMIT;
 SQL
 R >"$DIR/reader.out" 2>&1 <<SQL &
@@ -82,10 +86,10 @@ BEGIN;
 SELECT count(*) FROM tablestore.list_tables() \g /dev/null
 DECLARE c NO SCROLL CURSOR FOR SELECT e FROM tablestore.query_entities('Locks') e;
 FETCH 1 FROM c \g /dev/null
-\! touch $DIR/reader.ready; for i in \$(seq 1 600); do [ -e $DIR/holder.done ] && break; sleep 0.1; done
+\! touch $DIR/reader.ready; bash $TS_LIB ts_until_file -t 60 $DIR/holder.done
 COMMIT;
 SQL
-for _ in $(seq 1 600); do [ -e "$DIR/holder.ready" ] && [ -e "$DIR/reader.ready" ] && break; sleep 0.1; done
+ts_until_file "$DIR/holder.ready" "$DIR/reader.ready" || status=1
 calls=$(R -c "SET statement_timeout = '5s'" \
 	-c "SELECT tablestore.get_entity('Locks', 'p1', 'r')->>'RowKey'" \
 	-c "SELECT count(*) FROM tablestore.query_entities('Locks')" \
@@ -109,14 +113,14 @@ MOVE_WAIT_FILE=$DIR/move.hold MOVE_WAIT_STEP=locked bash tools/cluster-move.sh "
 mover=$!
 # the sessions holding (true) or awaiting (false) the lock of all
 # partitions in a mode: the mover's ExclusiveLock, then a query's ShareLock
-waiting() { R -c "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = 1953722992
-	AND objsubid = 29811 AND objid::integer = $1 AND granted = $2 AND mode = '$3'"; }
-for _ in $(seq 1 600); do [ "$(waiting -1 true ExclusiveLock)" = 1 ] && break; sleep 0.1; done
+waiting() { [ "$(R -c "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = 1953722992
+	AND objsubid = 29811 AND objid::integer = $1 AND granted = $2 AND mode = '$3'")" = 1 ]; }
+ts_until waiting -1 true ExclusiveLock || status=1
 R -c "SELECT count(*) || ' ' || count(DISTINCT e->>'PartitionKey') FROM tablestore.query_entities('Moves') e" \
 	>"$DIR/moving.out" 2>&1 &
 query=$!
 waited=no
-for _ in $(seq 1 600); do [ "$(waiting -1 false ShareLock)" = 1 ] && { waited=yes; break; }; sleep 0.1; done
+ts_until waiting -1 false ShareLock && waited=yes
 rm -f "$DIR/move.hold"
 wait "$mover" || { cat "$DIR/move.log"; status=1; }
 wait "$query"

@@ -60,12 +60,11 @@ r -c "SELECT count(tablestore.insert_entity('Doomed', jsonb_build_object('Partit
 touch "$DIR/hold"
 MOVE_WAIT_FILE=$DIR/hold bash tools/cluster-move.sh "$ROUTER" "$NEW" $P >"$DIR/move.log" 2>&1 &
 mover=$!
-for _ in $(seq 1 300); do
-	[ -n "$(r -c "SELECT 1 FROM pg_stat_activity WHERE wait_event = 'PgSleep' OR (query LIKE '%cluster-move.sh%' AND state = 'active') LIMIT 1")" ] && break
-	[ "$(r -c "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND classid = 1953722992 AND objid = $P AND objsubid = 29811")" -gt 0 ] && break
-	sleep 0.1
-done
-sleep 0.5
+# paused half-way: its step "copying" recorded, its session in the pause
+# (tablestore_router._move_pause, a pg_sleep loop while the file exists)
+ts_until_sql "SELECT EXISTS (SELECT FROM tablestore_router.moves WHERE partition = $P AND finished_at IS NULL AND step = 'copying')
+	AND EXISTS (SELECT FROM pg_stat_activity WHERE wait_event = 'PgSleep' AND query LIKE '%move_partition%')" ||
+	{ echo "FAILED: the move did not pause at copying"; fail=1; }
 # finding 1: a table created during the move (with a deadline: a call that
 # waits for the move is given up, as a client would)
 late=$(PGOPTIONS="-c statement_timeout=3s" psql -X -q -At -d "$ROUTER" -c "SELECT tablestore.create_table('Late')" 2>&1)

@@ -23,8 +23,17 @@
 #   7. a transaction over every node that then calls on one partition does
 #      not deadlock with a mover waiting to move that partition;
 #   8. a query over every node holds one lock, not one per partition.
-# Prints one line per check and exits non-zero if any fails.  TS_KEEP=1
-# keeps the temporary directory (logs, outputs) for a look afterwards.
+# Prints one line per check and exits non-zero if any fails; a failed
+# check's lines are followed by the step that failed (its line, command and
+# exit status, tools/lib.sh ts_run_traced).  TS_CHECKS="5 7" runs only those
+# checks; TS_KEEP=1 keeps the temporary directory (logs, outputs) for a
+# look afterwards.
+#
+# A check's output is matched with grep reading a here-string, never with
+# "echo "$out" | grep -q": under pipefail that pipeline fails when grep
+# exits at its match before echo has written the lines after it (echo then
+# dies of SIGPIPE, status 141), which failed check 5 once in CI with every
+# line it printed a pass.
 set -u -o pipefail
 export LC_ALL=C
 cd "$(dirname "$0")/../.."
@@ -63,7 +72,10 @@ state() {
 	shift
 	out=$(psql -X -q -At -h "$host" -d tablestore -v VERBOSITY=sqlstate "$@" 2>&1 >/dev/null)
 	case "$out" in
-	*ERROR:*) echo "${out##*ERROR:  }" | head -n 1 ;;
+	*ERROR:*)
+		out=${out##*ERROR:  }
+		echo "${out%%$'\n'*}"
+		;;
 	*) echo OK ;;
 	esac
 }
@@ -90,19 +102,27 @@ ts_start_cluster "$DIR" 2 >/dev/null || exit 1
 
 failures=0
 checkno=0
-# check NAME FUNCTION: run one check, print its line
+ran=0
+# check NAME FUNCTION: run one check (unless TS_CHECKS leaves it out), print
+# its line, and for a failure its output and the step that failed
 check() {
 	local name=$1 fn=$2 t0=$SECONDS i
 	checkno=$((checkno + 1))
+	case " ${TS_CHECKS:-$checkno} " in
+	*" $checkno "*) ;;
+	*) return 0 ;;
+	esac
+	ran=$((ran + 1))
 	# a check that failed with a shard stopped does not take the next down
 	for i in 0 1; do
 		[ -f "$DIR/shard$i/data/postmaster.pid" ] || "$TSCTL" start $i
 	done
-	if "$fn" >"$DIR/check$checkno.log" 2>&1; then
+	if ts_run_traced "$fn" >"$DIR/check$checkno.log" 2>&1; then
 		echo "ok $checkno - $name ($((SECONDS - t0)) s)"
 	else
 		echo "not ok $checkno - $name ($((SECONDS - t0)) s)"
 		sed 's/^/#   /' "$DIR/check$checkno.log" | head -n 60
+		echo "#   failed step: $TS_FAILED_STEP"
 		failures=$((failures + 1))
 	fi
 }
@@ -287,7 +307,7 @@ check_paging() {
 			FROM generate_series(p * 100, p * 100 + 62) k))" \
 		-c "CREATE TABLE paging_ctl (stop boolean NOT NULL)" \
 		-c "INSERT INTO paging_ctl VALUES (false)" >/dev/null || return 1
-	R -c "SELECT count(DISTINCT tablestore_router.partition_of('p' || p) % 2) FROM generate_series(0, 63) p" | grep -qx 2 ||
+	[ "$(R -c "SELECT count(DISTINCT tablestore_router.partition_of('p' || p) % 2) FROM generate_series(0, 63) p")" = 2 ] ||
 		{ echo "the partitions are not on both nodes"; return 1; }
 	# the writer: until told to stop, in random partitions, deletes a
 	# volatile entity and inserts it again, and inserts a new entity next
@@ -309,6 +329,8 @@ BEGIN
 		k := p * 100 + (random() * 62)::int;
 		PERFORM tablestore.insert_or_replace_entity('Paging', jsonb_build_object('PartitionKey', 'p' || p,
 			'RowKey', lpad(k::text, 5, '0') || 'n' || i, 'Kind', 'new', 'K', k));
+		-- a pause, not a wait: the writer yields now and then, so that the
+		-- walks' pages get their turn between its writes
 		IF i % 10 = 0 THEN
 			PERFORM pg_sleep(0.005);
 		END IF;
@@ -363,8 +385,8 @@ SQL
 	cat "$DIR/paging.writer"
 	[ $rc -eq 0 ] || return 1
 	# every stable entity once, no key twice, and the filter's walk only them
-	echo "$out" | grep -q '^walk 1: [0-9]* entities in [0-9]* pages, 0 out of order, 0 keys twice, 0 stable missing, [0-9]* not stable$' || return 1
-	echo "$out" | grep -q '^walk 2: 3008 entities in [0-9]* pages, 0 out of order, 0 keys twice, 0 stable missing, 0 not stable$' || return 1
+	grep -q '^walk 1: [0-9]* entities in [0-9]* pages, 0 out of order, 0 keys twice, 0 stable missing, [0-9]* not stable$' <<<"$out" || return 1
+	grep -q '^walk 2: 3008 entities in [0-9]* pages, 0 out of order, 0 keys twice, 0 stable missing, 0 not stable$' <<<"$out" || return 1
 	# the writer wrote while the walks went on
 	[ "$(sed -n 's/.*writer: \([0-9]*\) rounds.*/\1/p' "$DIR/paging.writer")" -ge 50 ] ||
 		{ echo "too few writes during the walks"; return 1; }
@@ -409,7 +431,7 @@ SQL
 	echo "$out"
 	base=$(echo "$out" | sed -n 's/^base //p')
 	peak=$(echo "$out" | sed -n 's/^peak //p')
-	echo "$out" | grep -q '^all 100000 1[0-9]\{8\}$' || { echo "expected 100000 entities of over 100 MB"; return 1; }
+	grep -q '^all 100000 1[0-9]\{8\}$' <<<"$out" || { echo "expected 100000 entities of over 100 MB"; return 1; }
 	echo "query_entities over 100000 entities: the router's peak grew by $((peak - base)) kB"
 	[ $((peak - base)) -lt $max_growth ] || return 1
 	base=$(echo "$out" | sed -n 's/^cbase //p')
@@ -610,7 +632,7 @@ OUT
 # the processes, not the operating system, so it loses nothing that was
 # written.)
 check_crash() {
-	local out pid pids="" n
+	local out pid pids="" n acked
 	R -c "SELECT tablestore.create_table('Crash')" -c "CREATE TABLE crash_ctl (stop boolean NOT NULL)" \
 		-c "INSERT INTO crash_ctl VALUES (false)" >/dev/null || return 1
 	# only_error TEXT: psql's messages of a failed call without the shard's
@@ -631,6 +653,8 @@ check_crash() {
 				echo "$pk	$rk" >>"$DIR/crash.acked"
 			else
 				echo "$pk $rk $(only_error "$err")" >>"$DIR/crash.failed"
+				# a back-off, not a wait for a condition: a client
+				# does not retry a refused write in a tight loop
 				sleep 0.05
 			fi
 		done
@@ -648,10 +672,22 @@ check_crash() {
 				for k in 1 2 3 4 5; do echo "$pk	$i-$k" >>"$DIR/crash.acked"; done
 			else
 				echo "$pk $i $(only_error "$err")" >>"$DIR/crash.failed"
-				sleep 0.05
+				sleep 0.05	# a back-off, as the writer's
 			fi
 		done
 	}
+	# ack_count TEST N: whether the looping session's acknowledged writes
+	# since its last failure (or its start) compare so with N
+	ack_count() {
+		[ "$(awk '/^NOTICE:  fail/ { n = 0 } /^NOTICE:  ack/ { n++ } END { print n + 0 }' "$DIR/crash.session")" "$@" ]
+	}
+	# acked_count TEST N: whether the clients' acknowledged writes compare
+	# so with N
+	acked_count() {
+		[ "$(wc -l <"$DIR/crash.acked")" "$@" ]
+	}
+	: >"$DIR/crash.acked"
+	: >"$DIR/crash.failed"
 	writer 1 &
 	pids="$pids $!"
 	writer 2 &
@@ -676,27 +712,33 @@ BEGIN
 		EXCEPTION WHEN OTHERS THEN
 			GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE;
 			RAISE NOTICE 'fail % % %', pk, rk, st;
-			PERFORM pg_sleep(0.05);
+			PERFORM pg_sleep(0.05);	-- a back-off, as the writers'
 		END;
-		PERFORM pg_sleep(0.002);
+		PERFORM pg_sleep(0.002);	-- a pace, so that its NOTICEs stay few
 	END LOOP;
 END $$;
 SQL
 	pids="$pids $!"
-	sleep 2
+	# the crash comes under writes: each client has had a write
+	# acknowledged, the session one in each of its 16 partitions
+	ts_until ack_count -ge 16 || return 1
+	ts_until grep -q '^w1-' "$DIR/crash.acked" || return 1
+	ts_until grep -q '^w2-' "$DIR/crash.acked" || return 1
+	ts_until grep -q '^b-' "$DIR/crash.acked" || return 1
 	"$TSCTL" stop 1 immediate || return 1
 	echo "shard1 stopped (immediate) after $(wc -l <"$DIR/crash.acked") acknowledged writes"
-	sleep 1
+	# shard1 stays down until writes to it have failed: a client's and
+	# the session's
+	ts_until test -s "$DIR/crash.failed" || return 1
+	ts_until grep -q '^NOTICE:  fail' "$DIR/crash.session" || return 1
 	"$TSCTL" start 1 || return 1
-	echo "shard1 started again after $(wc -l <"$DIR/crash.acked") acknowledged writes"
-	# writes go on for 2 s at least, and until the looping session has
-	# written 32 times in a row (every one of its 16 partitions) since its
-	# last failure (30 s at most)
-	sleep 2
-	for n in $(seq 1 280); do
-		[ "$(awk '/^NOTICE:  fail/ { n = 0 } /^NOTICE:  ack/ { n++ } END { print n + 0 }' "$DIR/crash.session")" -ge 32 ] && break
-		sleep 0.1
-	done
+	acked=$(wc -l <"$DIR/crash.acked")
+	echo "shard1 started again after $acked acknowledged writes"
+	# writes go on after the restart: the clients' acknowledged writes
+	# grow by 50, and the looping session writes 32 times in a row (each
+	# of its 16 partitions twice, on both nodes) after its last failure
+	ts_until acked_count -ge $((acked + 50)) || return 1
+	ts_until ack_count -ge 32 || return 1
 	touch "$DIR/crash.stop"
 	R -c "UPDATE crash_ctl SET stop = true" >/dev/null
 	for pid in $pids; do
@@ -747,11 +789,11 @@ SELECT 'after: ' || (tablestore.insert_entity('Crash', '{"PartitionKey": "a", "R
 SQL
 	} | R 2>&1) || { echo "$out"; return 1; }
 	echo "$out"
-	echo "$out" | grep -qx 'missing: 0' || return 1
-	echo "$out" | grep -qx 'batches in part: 0' || return 1
-	echo "$out" | grep -q '^acknowledged on node 0: [1-9]' || return 1
-	echo "$out" | grep -q '^acknowledged on node 1: [1-9]' || return 1
-	echo "$out" | grep -qx 'after: after after' || return 1
+	grep -qx 'missing: 0' <<<"$out" || return 1
+	grep -qx 'batches in part: 0' <<<"$out" || return 1
+	grep -q '^acknowledged on node 0: [1-9]' <<<"$out" || return 1
+	grep -q '^acknowledged on node 1: [1-9]' <<<"$out" || return 1
+	grep -qx 'after: after after' <<<"$out" || return 1
 }
 
 # 6. Privileges across nodes.  Roles and grants are per server: a role must
@@ -826,20 +868,27 @@ check_mover_wait() {
 	R -c "SELECT tablestore.create_table('Moving')" \
 		-c "SELECT tablestore.insert_entity('Moving', '{\"PartitionKey\": \"a\", \"RowKey\": \"1\"}')" >/dev/null || return 1
 	p=$(R -c "SELECT tablestore_router.partition_of('a')") || return 1
-	R -v VERBOSITY=sqlstate -v ON_ERROR_STOP=0 >"$DIR/mover.txn" 2>&1 <<SQL &
+	# the transaction: reads every node, then, once the mover holds the
+	# partition's lock, calls on the partition (and waits for the mover)
+	PGAPPNAME=ts_mover_txn R -v VERBOSITY=sqlstate -v ON_ERROR_STOP=0 >"$DIR/mover.txn" 2>&1 <<SQL &
 BEGIN;
 SELECT 'every node: ' || count(*) FROM tablestore.query_entities('Moving');
-\! touch $DIR/mover.read; while [ ! -e $DIR/mover.locked ]; do sleep 0.05; done; sleep 0.2
+\! touch $DIR/mover.read
+\! bash $TS_LIB ts_until_file $DIR/mover.locked
 SELECT 'partition: ' || (tablestore.get_entity('Moving', 'a', '1')->>'RowKey');
 SELECT 'partition: ' || (tablestore.merge_entity('Moving', '{"PartitionKey": "a", "RowKey": "1", "M": 1}') IS NOT NULL);
 COMMIT;
 SQL
 	local txn=$!
+	# the mover: once the transaction has read every node, takes the
+	# partition's lock, and releases it once the transaction's call waits
+	# for it
 	R -v VERBOSITY=sqlstate -v ON_ERROR_STOP=0 >"$DIR/mover.lock" 2>&1 <<SQL &
-\! while [ ! -e $DIR/mover.read ]; do sleep 0.05; done
+\! bash $TS_LIB ts_until_file $DIR/mover.read
 SET lock_timeout = '20s';
 SELECT 'mover: locked ' || tablestore_router.lock_partition_for_move($p);
 \! touch $DIR/mover.locked
+\! bash $TS_LIB ts_until_sql "SELECT EXISTS (SELECT FROM pg_stat_activity WHERE application_name = 'ts_mover_txn' AND wait_event_type = 'Lock')" -h $ROUTER -d tablestore
 SELECT 'mover: released ' || tablestore_router.unlock_partition_for_move($p);
 SQL
 	local mover=$!
@@ -867,7 +916,7 @@ check_fanout_locks() {
 BEGIN;
 DECLARE c NO SCROLL CURSOR FOR SELECT e FROM tablestore.query_entities('Locks') e;
 FETCH 1 FROM c \g /dev/null
-\! touch $DIR/locks.1.ready; while [ ! -e $DIR/locks.done ]; do sleep 0.05; done
+\! touch $DIR/locks.1.ready; bash $TS_LIB ts_until_file $DIR/locks.done
 COMMIT;
 SQL
 	PGAPPNAME=ts_locks R >"$DIR/locks.2" 2>&1 <<SQL &
@@ -875,10 +924,10 @@ BEGIN;
 SELECT count(*) FROM tablestore.query_entities_page('Locks', NULL, NULL, 5) \g /dev/null
 SELECT count(*) FROM tablestore.list_tables() \g /dev/null
 SELECT count(*) FROM tablestore.query_page('Locks', 'RowKey eq ''r''') \g /dev/null
-\! touch $DIR/locks.2.ready; while [ ! -e $DIR/locks.done ]; do sleep 0.05; done
+\! touch $DIR/locks.2.ready; bash $TS_LIB ts_until_file $DIR/locks.done
 COMMIT;
 SQL
-	while [ ! -e "$DIR/locks.1.ready" ] || [ ! -e "$DIR/locks.2.ready" ]; do sleep 0.05; done
+	ts_until_file "$DIR/locks.1.ready" "$DIR/locks.2.ready" || { touch "$DIR/locks.done"; wait; return 1; }
 	out=$(R -c "SELECT string_agg(n::text, ' ' ORDER BY n) FROM (SELECT a.pid, count(l.*) AS n
 		FROM pg_stat_activity a LEFT JOIN pg_locks l ON l.pid = a.pid AND l.locktype = 'advisory'
 			AND l.classid = 1953722992 AND l.objsubid = 29811 AND l.granted
@@ -899,5 +948,5 @@ check "privileges across nodes" check_privileges
 check "a mover and a transaction over every node" check_mover_wait
 check "a query over every node holds no lock between calls" check_fanout_locks
 
-echo "$checkno checks, $failures failed"
+echo "$ran checks, $failures failed"
 [ "$failures" -eq 0 ]

@@ -641,7 +641,7 @@ for i in range(n):
     s = socket.socket(); s.bind((src, 0)); s.connect(("127.0.0.1", port))
     s.sendall(head.replace("\\r\\n", "\r\n").encode()); socks.append(s)
 print("held", flush=True)
-time.sleep(30)
+time.sleep(30)  # holds the connections until killed (30 s: a bound)
 ' "$n" "$src" "$GW_PORT" "$head" >"$dir/hold.$src" 2>&1 &
 	holders="$holders $!"
 	for _ in $(seq 50); do grep -q held "$dir/hold.$src" && break; sleep 0.1; done

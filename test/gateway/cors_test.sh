@@ -15,6 +15,7 @@ export GW_DEV_KEY=${GW_DEV_KEY:-Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsu
 : "${GW_WORK:?run by test/gateway/run.sh (its accounts file)}"
 dir=$(mktemp -d /tmp/gwcors.XXXXXX)
 pid=
+. tools/lib.sh
 . test/gateway/lib.sh
 trap 'for p in $pid; do kill "$p" 2>/dev/null; done; rm -rf "$tmp" "$dir"' EXIT
 
@@ -245,14 +246,12 @@ check "after a restart: the rules" body '<AllowedMethods>GET,PUT</AllowedMethods
 # (250 ms), the preflights as with no rules.
 stop
 start
+# (held until pg_terminate_backend below; the 60 s are only a bound)
 psql -X -q -d gwtest -c "BEGIN; LOCK TABLE tablestore.service_properties IN ACCESS EXCLUSIVE MODE; SELECT pg_sleep(60);" \
 	>/dev/null 2>&1 &
 locker=$!
-for _ in $(seq 100); do
-	[ "$(psql -X -At -d gwtest -c "SELECT count(*) FROM pg_locks WHERE relation = 'tablestore.service_properties'::regclass
-		AND mode = 'AccessExclusiveLock' AND granted")" = 1 ] && break
-	sleep 0.1
-done
+ts_until_sql -t 10 "SELECT count(*) = 1 FROM pg_locks WHERE relation = 'tablestore.service_properties'::regclass
+	AND mode = 'AccessExclusiveLock' AND granted" -d gwtest || { fail=$((fail + 1)); echo "FAIL the rules' table was not locked"; }
 pids=
 for i in $(seq 12); do
 	curl -s -g "${curlopts[@]}" --max-time 10 -o /dev/null -w '%{http_code} %{time_total}\n' -X OPTIONS \

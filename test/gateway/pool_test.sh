@@ -9,19 +9,12 @@
 # 500 OperationTimedOut, with the connection usable afterwards; a session
 # the server ended is replaced before a request goes out on it.
 set -u
+. "$(dirname "$0")/../../tools/lib.sh"
 . "$(dirname "$0")/lib.sh"
 J='Content-Type: application/json'
 # until_sql SQL: wait (at most 10 s) until the query answers t: a condition,
 # not a guess of how long it takes
-until_sql() {
-	local i
-	for i in $(seq 1 100); do
-		[ "$(psql -X -At -d postgres -c "$1")" = t ] && return 0
-		sleep 0.1
-	done
-	echo "timed out waiting for: $1"
-	return 1
-}
+until_sql() { ts_until_sql -t 10 "$1" -d postgres; }
 
 call POST "/$acct/Tables" -H "$J" --data '{"TableName":"pooltest"}'
 expect "create table" 201
@@ -38,8 +31,14 @@ expect "dev account, as its own role" 201
 psql -X -At -d gwtest -c "SELECT pg_catalog.pg_get_userbyid(relowner) FROM pg_class WHERE oid = 'tablestore_data.pooltest'::regclass" >"$tmp/owner"
 check "table owned by the dev account's role" grep -qx gwt_dev "$tmp/owner"
 
-# hold the table's lock from outside: the one connection waits on it
-psql -X -q -d gwtest -c "BEGIN; LOCK TABLE tablestore_data.pooltest; SELECT pg_sleep(4); COMMIT;" >/dev/null &
+# hold the table's lock from outside, until the request that waits on it
+# has ended (at its statement timeout): the one connection waits on it
+psql -X -q -d gwtest -v ON_ERROR_STOP=1 >/dev/null <<SQL &
+BEGIN;
+LOCK TABLE tablestore_data.pooltest;
+\! bash $TS_LIB ts_until_file -t 60 $tmp/slow
+COMMIT;
+SQL
 locker=$!
 until_sql "SELECT count(*) > 0 FROM pg_locks l JOIN pg_database d ON d.oid = l.database WHERE d.datname = 'gwtest' AND l.locktype = 'relation' AND l.mode = 'AccessExclusiveLock' AND l.granted"
 (unset sign_in && tmp=$tmp/sub && mkdir "$tmp" && call GET "/$acct/pooltest(PartitionKey='p',RowKey='r')" && echo "$code $err" >"$tmp/../slow") &

@@ -715,7 +715,7 @@ def main():
         seed(gw.port)
         prober = Prober(gw.port)
         prober.start()
-        time.sleep(1.0)
+        time.sleep(1.0)  # the baseline's window of probes, a measurement
         base_lat, base_fail = prober.take()
         baseline = rss_kib(gw.proc.pid)
         log("gateway %s pid %d port %d; baseline RSS %d MiB; probe median %.1f ms, %d failed" % (
