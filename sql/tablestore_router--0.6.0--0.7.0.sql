@@ -112,6 +112,36 @@ BEGIN
 	END IF;
 END $$;
 
+REVOKE ALL ON FUNCTION tablestore_router._move_lock_target(text, text[]) FROM PUBLIC;
+REVOKE ALL ON FUNCTION tablestore_router._move_check_lock(text, text, integer) FROM PUBLIC;
+-- _move_count_both: _move_count of the source and of the target, the two
+-- scans run at once (they are most of the cutover's pause with a large
+-- partition)
+CREATE OR REPLACE FUNCTION tablestore_router._move_count_both(mask integer, part integer, OUT src bigint, OUT tgt bigint)
+	LANGUAGE plpgsql AS $$
+DECLARE
+	s text := (SELECT n.nspname FROM pg_catalog.pg_extension e
+		JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'dblink');
+	c text;
+	q text;
+	v bigint[] := '{}';
+BEGIN
+	FOREACH c IN ARRAY ARRAY['ts_move_src', 'ts_move_tgt'] LOOP
+		q := (SELECT 'SELECT (0' || coalesce(string_agg(format(' + (SELECT count(*) FROM tablestore_data.%I WHERE (tablestore.partition_hash(pk) & %s) = %s)', r, mask, part), ''), '') || ')::text'
+			FROM tablestore_router._node_values(c, $r$SELECT t.relation_name FROM tablestore.tables t
+				JOIN pg_catalog.pg_class c ON c.oid = pg_catalog.to_regclass('tablestore_data.' || pg_catalog.quote_ident(t.relation_name))
+				WHERE c.relkind = 'r'$r$) r);
+		EXECUTE format('SELECT %I.dblink_send_query($1, $2)', s) USING c, q;
+	END LOOP;
+	FOREACH c IN ARRAY ARRAY['ts_move_src', 'ts_move_tgt'] LOOP
+		EXECUTE format('SELECT v::bigint FROM %I.dblink_get_result($1, true) AS t(v text)', s) INTO q USING c;
+		v := v || q::bigint;
+		EXECUTE format('SELECT count(*) FROM %I.dblink_get_result($1, true) AS t(v text)', s) USING c;
+	END LOOP;
+	src := v[1];
+	tgt := v[2];
+END $$;
+
 -- _move_owner_code_sql: a query, run on a node, naming what of its entity
 -- relations would run code of their owners in the replication's apply
 -- worker or in the mover's statements (as the superuser): user triggers
@@ -226,7 +256,8 @@ END $$;
 --      target to apply it (so it has every write made before the lock);
 --      drop the subscription; switch the partition map (this commit is the
 --      move's decision: before it the source holds the partition, after it
---      the target); delete the partition's rows on the source; release;
+--      the target); release; delete the partition's rows on the source
+--      (a query over every node reads a partition on its node only);
 --   5. (cleanup) drop the publication and the triggers; done.
 -- Each step is recorded in tablestore_router.moves.  Run again after a
 -- failure at any step, it completes the move: after the switch it finishes
@@ -254,6 +285,8 @@ DECLARE
 	lag bigint;
 	token bigint;
 	t0 timestamptz;
+	t1 timestamptz;
+	cut text;
 	srcrows bigint;
 	holder text;
 	resumed boolean;
@@ -434,6 +467,20 @@ BEGIN
 					USING ERRCODE = 'query_canceled', HINT = 'Run the move again to continue it.';
 			END IF;
 		END LOOP;
+		-- then the target applies a marker written now, before the lock: the
+		-- marker the cutover waits for under the lock then follows only the
+		-- writes of the last moment (the slot's confirmed position, above,
+		-- lags the apply)
+		token := (SELECT * FROM tablestore_router._move_poll(name, tgt, cardinality(rels), 'ts_move_src', format(
+			'INSERT INTO tablestore_move.marker VALUES (%s, 1) ON CONFLICT (id) DO UPDATE SET token = marker.token + 1 RETURNING token', m.id), 0))::bigint;
+		WHILE (SELECT * FROM tablestore_router._move_poll(name, tgt, cardinality(rels), 'ts_move_tgt', format(
+				'SELECT token FROM tablestore_move.marker WHERE id = %s', m.id), 0.01))::bigint IS DISTINCT FROM token LOOP
+			IF clock_timestamp() > deadline THEN
+				PERFORM tablestore_router._move_stop_subscription(name, tgt);
+				RAISE EXCEPTION 'partition %: the target did not catch up within %', part, timeout
+					USING ERRCODE = 'query_canceled', HINT = 'Run the move again to continue it.';
+			END IF;
+		END LOOP;
 		PERFORM tablestore_router._move_step(m.id, 'cutover');
 		COMMIT;
 		PERFORM tablestore_router._move_pause('cutover');
@@ -454,6 +501,8 @@ BEGIN
 				END IF;
 				PERFORM pg_catalog.pg_sleep(0.001);
 			END LOOP;
+			t1 := clock_timestamp();
+			cut := format('cutover: marker %s ms', round(extract(epoch FROM t1 - t0) * 1000));
 			-- this run's subscription copied every table (another run's could
 			-- have replaced it), and the target holds every row of the
 			-- partition that the source holds (writes wait for the lock)
@@ -464,8 +513,9 @@ BEGIN
 				RAISE EXCEPTION 'partition %: % of the % tables of the move''s subscription are copied at the cutover', part, n, cardinality(rels) + 1
 					USING ERRCODE = 'object_not_in_prerequisite_state', HINT = 'Run the move again to continue it.';
 			END IF;
-			srcrows := tablestore_router._move_count('ts_move_src', mask, part);
-			n := tablestore_router._move_count('ts_move_tgt', mask, part);
+			t1 := clock_timestamp();
+			SELECT c.src, c.tgt INTO srcrows, n FROM tablestore_router._move_count_both(mask, part) c;
+			cut := cut || format(', counts %s ms', round(extract(epoch FROM clock_timestamp() - t1) * 1000));
 			IF n IS DISTINCT FROM srcrows THEN
 				RAISE EXCEPTION 'partition %: the target holds % of the source''s % entities at the cutover', part, n, srcrows
 					USING ERRCODE = 'object_not_in_prerequisite_state', HINT = 'Run the move again to continue it.';
@@ -474,7 +524,9 @@ BEGIN
 			-- tables still run no owner code
 			PERFORM tablestore_router._move_check_lock(name, tgt, cardinality(rels));
 			PERFORM tablestore_router._move_check_owner_code('ts_move_tgt', tgt);
+			t1 := clock_timestamp();
 			PERFORM tablestore_router._node_exec('ts_move_tgt', format('DROP SUBSCRIPTION %I', name));
+			cut := cut || format(', drop subscription %s ms', round(extract(epoch FROM clock_timestamp() - t1) * 1000));
 		EXCEPTION WHEN OTHERS OR query_canceled THEN
 			PERFORM tablestore_router._move_stop_subscription(name, tgt);
 			PERFORM tablestore_router.unlock_partition_for_move(part);
@@ -487,27 +539,21 @@ BEGIN
 		COMMIT;
 	END IF;
 
-	-- after the switch: the source's copy deleted (under the lock if this
-	-- run took it; the lock of all partitions keeps queries over every node
-	-- from reading it twice), the replication objects dropped
-	BEGIN
-		PERFORM tablestore_router._node_exec('ts_move_tgt', format('DROP SUBSCRIPTION IF EXISTS %I', name));
-		IF t0 IS NULL THEN
-			PERFORM tablestore_router.lock_partition_for_move(part);
-		END IF;
-		-- as each relation's owner (never run an owner's code as the superuser)
-		stmts := (SELECT * FROM tablestore_router._node_values('ts_move_src', tablestore_router._move_delete_sql(mask, part)));
-		IF stmts IS NOT NULL THEN
-			PERFORM tablestore_router._node_exec('ts_move_src', stmts);
-		END IF;
-	EXCEPTION WHEN OTHERS THEN
-		-- the lock is the session's: a failed delete must not keep it
-		PERFORM tablestore_router.unlock_partition_for_move(part);
-		RAISE;
-	END;
-	PERFORM tablestore_router.unlock_partition_for_move(part);
+	-- after the switch: the partition's lock released first (the cutover's
+	-- pause ends here; the target serves the partition, and a query over
+	-- every node drops the rows a node returns of partitions the map gives
+	-- another node, so the source's old copy is never read), then the
+	-- source's copy deleted and the replication objects dropped
 	IF t0 IS NOT NULL THEN
+		PERFORM tablestore_router.unlock_partition_for_move(part);
 		UPDATE tablestore_router._moves SET cutover_ms = round(extract(epoch FROM clock_timestamp() - t0) * 1000, 1) WHERE id = m.id;
+		COMMIT;
+	END IF;
+	PERFORM tablestore_router._node_exec('ts_move_tgt', format('DROP SUBSCRIPTION IF EXISTS %I', name));
+	-- as each relation's owner (never run an owner's code as the superuser)
+	stmts := (SELECT * FROM tablestore_router._node_values('ts_move_src', tablestore_router._move_delete_sql(mask, part)));
+	IF stmts IS NOT NULL THEN
+		PERFORM tablestore_router._node_exec('ts_move_src', stmts);
 	END IF;
 	PERFORM tablestore_router._move_step(m.id, 'cleanup');
 	COMMIT;
@@ -526,7 +572,7 @@ BEGIN
 	END LOOP;
 	-- rows_moved: the partition's entities the source held at the cutover
 	-- (recorded at the switch; the target's count if a rerun finishes it)
-	UPDATE tablestore_router._moves SET step = 'done', detail = NULL, step_at = clock_timestamp(),
+	UPDATE tablestore_router._moves SET step = 'done', detail = cut, step_at = clock_timestamp(),
 		finished_at = clock_timestamp(),
 		rows_moved = coalesce(rows_moved, tablestore_router._move_count('ts_move_tgt', mask, part))
 	WHERE id = m.id AND finished_at IS NULL;
@@ -539,6 +585,8 @@ REVOKE ALL ON FUNCTION tablestore_router._move_lock_target(text, text[]) FROM PU
 REVOKE ALL ON FUNCTION tablestore_router._move_check_lock(text, text, integer) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION tablestore_router._move_unlock_target() FROM PUBLIC;
+
+REVOKE ALL ON FUNCTION tablestore_router._move_count_both(integer, integer) FROM PUBLIC;
 
 REVOKE ALL ON FUNCTION tablestore_router._move_stop_subscription(text, text) FROM PUBLIC;
 
