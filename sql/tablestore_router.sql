@@ -426,6 +426,25 @@ SELECT pg_catalog.string_agg(w, '; ' ORDER BY w) FROM (
 	UNION ALL
 	SELECT r.relname || ': rule ' || w.rulename FROM rels r JOIN pg_catalog.pg_rewrite w ON w.ev_class = r.oid
 	UNION ALL
+	-- the mover's schema (its marker is replicated, its trigger function
+	-- filters): every object of it a superuser's, no user trigger or rule
+	SELECT pg_catalog.pg_describe_object(o.classid, o.objid, 0) || ' owned by ' || pg_catalog.pg_get_userbyid(o.owner)
+	FROM (SELECT 'pg_catalog.pg_namespace'::regclass AS classid, n.oid AS objid, n.nspowner AS owner
+			FROM pg_catalog.pg_namespace n WHERE n.nspname = 'tablestore_move'
+		UNION ALL
+		SELECT 'pg_catalog.pg_class'::regclass, c.oid, c.relowner FROM pg_catalog.pg_class c
+			JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'tablestore_move'
+		UNION ALL
+		SELECT 'pg_catalog.pg_proc'::regclass, p.oid, p.proowner FROM pg_catalog.pg_proc p
+			JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = 'tablestore_move') o
+	WHERE NOT coalesce((SELECT a.rolsuper FROM pg_catalog.pg_roles a WHERE a.oid = o.owner), false)
+	UNION ALL
+	SELECT 'tablestore_move.' || c.relname || ': trigger or rule ' || coalesce(t.tgname, w.rulename)
+	FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace AND n.nspname = 'tablestore_move'
+		LEFT JOIN pg_catalog.pg_trigger t ON t.tgrelid = c.oid AND NOT t.tgisinternal
+		LEFT JOIN pg_catalog.pg_rewrite w ON w.ev_class = c.oid
+	WHERE t.oid IS NOT NULL OR w.oid IS NOT NULL
+	UNION ALL
 	SELECT d.relname || ': ' || pg_catalog.pg_describe_object(d.classid, d.objid, d.objsubid) || ' calls ' || d.f::regprocedure::text
 	FROM deps d JOIN pg_catalog.pg_proc p ON p.oid = d.f
 	WHERE p.pronamespace <> 'pg_catalog'::regnamespace
@@ -511,6 +530,9 @@ DECLARE
 	stmts text;
 BEGIN
 	PERFORM tablestore_router._node_exec('ts_move_tgt', format('DROP SUBSCRIPTION IF EXISTS %I', name));
+	-- the subscription is gone: this session's lock on the target's tables
+	-- (a failed run's) would only stop the undo's DROP TRIGGER
+	PERFORM tablestore_router._move_unlock_target();
 	PERFORM tablestore_router._move_drop_slots(move, subid);
 	PERFORM tablestore_router._node_exec('ts_move_src', format('DROP PUBLICATION IF EXISTS %I', name));
 	FOR rel IN SELECT * FROM tablestore_router._node_values('ts_move_tgt',
@@ -598,7 +620,8 @@ $$;
 --      target to apply it (so it has every write made before the lock);
 --      drop the subscription; switch the partition map (this commit is the
 --      move's decision: before it the source holds the partition, after it
---      the target); delete the partition's rows on the source; release;
+--      the target); release; delete the partition's rows on the source
+--      (a query over every node reads a partition on its node only);
 --   5. (cleanup) drop the publication and the triggers; done.
 -- Each step is recorded in tablestore_router.moves.  Run again after a
 -- failure at any step, it completes the move: after the switch it finishes
@@ -626,6 +649,8 @@ DECLARE
 	lag bigint;
 	token bigint;
 	t0 timestamptz;
+	t1 timestamptz;
+	cut text;
 	srcrows bigint;
 	holder text;
 	resumed boolean;
@@ -677,6 +702,13 @@ BEGIN
 			USING ERRCODE = 'invalid_parameter_value',
 				HINT = CASE WHEN resumed THEN 'Abandon that move: SELECT tablestore_router.abort_move();' ELSE 'Name another node.' END;
 	END IF;
+	-- a rerun of a move that has not switched first undoes what the
+	-- interrupted run set up: its subscription, whose lock died with it, must
+	-- not go on applying (as a superuser) while this run checks or waits
+	PERFORM tablestore_router._move_unlock_target();
+	IF resumed AND cur = src AND m.step <> 'started' THEN
+		PERFORM tablestore_router._move_undo(m.id, part, mask);
+	END IF;
 	-- nothing of the tables' owners may run as the superuser (the replication's
 	-- apply worker on the target, the mover's statements): refused before anything
 	IF cur = src THEN
@@ -702,9 +734,6 @@ BEGIN
 		-- what an interrupted run left, then wait for the table operations
 		-- in flight (they hold the lock of all partitions; those that start
 		-- now see this move and refuse) and list the tables.
-		IF m.step <> 'started' THEN
-			PERFORM tablestore_router._move_undo(m.id, part, mask);
-		END IF;
 		PERFORM tablestore_router._move_step(m.id, 'prepare');
 		COMMIT;
 		PERFORM tablestore_router.lock_partition_for_move(part);
@@ -756,6 +785,11 @@ BEGIN
 				 ALTER TABLE tablestore_data.%I ENABLE REPLICA TRIGGER %I', name, rel, mask, part, rel, name));
 		END LOOP;
 
+		-- the target's tables locked against DDL that adds code until the
+		-- cutover is done, and checked again under the lock
+		PERFORM tablestore_router._move_pause('prepared');
+		PERFORM tablestore_router._move_lock_target(tgt, rels);
+
 		-- the publication and the subscription that copies, then streams
 		PERFORM tablestore_router._node_exec('ts_move_src', format(
 			'CREATE PUBLICATION %I FOR TABLE %s WITH (publish = ''insert, update, delete'')', name,
@@ -772,29 +806,44 @@ BEGIN
 		deadline := clock_timestamp() + timeout;
 		LOOP
 			SELECT count(*) FILTER (WHERE v = 'r'), count(*) INTO n, total
-			FROM tablestore_router._node_values('ts_move_tgt', format(
-				'SELECT r.srsubstate FROM pg_subscription_rel r JOIN pg_subscription s ON s.oid = r.srsubid WHERE s.subname = %L', name)) v;
+			FROM tablestore_router._move_poll(name, tgt, cardinality(rels), 'ts_move_tgt', format(
+				'SELECT r.srsubstate FROM pg_subscription_rel r JOIN pg_subscription s ON s.oid = r.srsubid WHERE s.subname = %L', name),
+				CASE WHEN n IS NULL THEN 0 ELSE 0.1 END) v;
 			PERFORM tablestore_router._move_step(m.id, 'copying', format('%s of %s tables copied', n, total));
 			COMMIT;
 			EXIT WHEN total > 0 AND n = total;
 			IF clock_timestamp() > deadline THEN
+				PERFORM tablestore_router._move_stop_subscription(name, tgt);
 				RAISE EXCEPTION 'partition %: the copy did not finish within %', part, timeout
 					USING ERRCODE = 'query_canceled', HINT = 'Run the move again to continue it.';
 			END IF;
-			PERFORM pg_catalog.pg_sleep(0.1);
 		END LOOP;
 		LOOP
-			lag := (SELECT * FROM tablestore_router._node_values('ts_move_src', format(
-				'SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::bigint FROM pg_replication_slots WHERE slot_name = %L', name)));
+			lag := (SELECT * FROM tablestore_router._move_poll(name, tgt, cardinality(rels), 'ts_move_src', format(
+				'SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), confirmed_flush_lsn)::bigint FROM pg_replication_slots WHERE slot_name = %L', name), 0.1));
 			UPDATE tablestore_router._moves SET lag_bytes = lag WHERE id = m.id;
 			PERFORM tablestore_router._move_step(m.id, 'catching up', format('%s bytes behind', lag));
 			COMMIT;
 			EXIT WHEN lag IS NOT NULL AND lag < 16 * 1024 * 1024;
 			IF clock_timestamp() > deadline THEN
+				PERFORM tablestore_router._move_stop_subscription(name, tgt);
 				RAISE EXCEPTION 'partition %: the target did not catch up within %', part, timeout
 					USING ERRCODE = 'query_canceled', HINT = 'Run the move again to continue it.';
 			END IF;
-			PERFORM pg_catalog.pg_sleep(0.1);
+		END LOOP;
+		-- then the target applies a marker written now, before the lock: the
+		-- marker the cutover waits for under the lock then follows only the
+		-- writes of the last moment (the slot's confirmed position, above,
+		-- lags the apply)
+		token := (SELECT * FROM tablestore_router._move_poll(name, tgt, cardinality(rels), 'ts_move_src', format(
+			'INSERT INTO tablestore_move.marker VALUES (%s, 1) ON CONFLICT (id) DO UPDATE SET token = marker.token + 1 RETURNING token', m.id), 0))::bigint;
+		WHILE (SELECT * FROM tablestore_router._move_poll(name, tgt, cardinality(rels), 'ts_move_tgt', format(
+				'SELECT token FROM tablestore_move.marker WHERE id = %s', m.id), 0.01))::bigint IS DISTINCT FROM token LOOP
+			IF clock_timestamp() > deadline THEN
+				PERFORM tablestore_router._move_stop_subscription(name, tgt);
+				RAISE EXCEPTION 'partition %: the target did not catch up within %', part, timeout
+					USING ERRCODE = 'query_canceled', HINT = 'Run the move again to continue it.';
+			END IF;
 		END LOOP;
 		PERFORM tablestore_router._move_step(m.id, 'cutover');
 		COMMIT;
@@ -816,6 +865,8 @@ BEGIN
 				END IF;
 				PERFORM pg_catalog.pg_sleep(0.001);
 			END LOOP;
+			t1 := clock_timestamp();
+			cut := format('cutover: marker %s ms', round(extract(epoch FROM t1 - t0) * 1000));
 			-- this run's subscription copied every table (another run's could
 			-- have replaced it), and the target holds every row of the
 			-- partition that the source holds (writes wait for the lock)
@@ -826,14 +877,22 @@ BEGIN
 				RAISE EXCEPTION 'partition %: % of the % tables of the move''s subscription are copied at the cutover', part, n, cardinality(rels) + 1
 					USING ERRCODE = 'object_not_in_prerequisite_state', HINT = 'Run the move again to continue it.';
 			END IF;
-			srcrows := tablestore_router._move_count('ts_move_src', mask, part);
-			n := tablestore_router._move_count('ts_move_tgt', mask, part);
+			t1 := clock_timestamp();
+			SELECT c.src, c.tgt INTO srcrows, n FROM tablestore_router._move_count_both(mask, part) c;
+			cut := cut || format(', counts %s ms', round(extract(epoch FROM clock_timestamp() - t1) * 1000));
 			IF n IS DISTINCT FROM srcrows THEN
 				RAISE EXCEPTION 'partition %: the target holds % of the source''s % entities at the cutover', part, n, srcrows
 					USING ERRCODE = 'object_not_in_prerequisite_state', HINT = 'Run the move again to continue it.';
 			END IF;
+			-- defence in depth: the lock is still held, and the target's
+			-- tables still run no owner code
+			PERFORM tablestore_router._move_check_lock(name, tgt, cardinality(rels));
+			PERFORM tablestore_router._move_check_owner_code('ts_move_tgt', tgt);
+			t1 := clock_timestamp();
 			PERFORM tablestore_router._node_exec('ts_move_tgt', format('DROP SUBSCRIPTION %I', name));
-		EXCEPTION WHEN OTHERS THEN
+			cut := cut || format(', drop subscription %s ms', round(extract(epoch FROM clock_timestamp() - t1) * 1000));
+		EXCEPTION WHEN OTHERS OR query_canceled THEN
+			PERFORM tablestore_router._move_stop_subscription(name, tgt);
 			PERFORM tablestore_router.unlock_partition_for_move(part);
 			RAISE;
 		END;
@@ -844,30 +903,26 @@ BEGIN
 		COMMIT;
 	END IF;
 
-	-- after the switch: the source's copy deleted (under the lock if this
-	-- run took it; the lock of all partitions keeps queries over every node
-	-- from reading it twice), the replication objects dropped
-	BEGIN
-		PERFORM tablestore_router._node_exec('ts_move_tgt', format('DROP SUBSCRIPTION IF EXISTS %I', name));
-		IF t0 IS NULL THEN
-			PERFORM tablestore_router.lock_partition_for_move(part);
-		END IF;
-		-- as each relation's owner (never run an owner's code as the superuser)
-		stmts := (SELECT * FROM tablestore_router._node_values('ts_move_src', tablestore_router._move_delete_sql(mask, part)));
-		IF stmts IS NOT NULL THEN
-			PERFORM tablestore_router._node_exec('ts_move_src', stmts);
-		END IF;
-	EXCEPTION WHEN OTHERS THEN
-		-- the lock is the session's: a failed delete must not keep it
-		PERFORM tablestore_router.unlock_partition_for_move(part);
-		RAISE;
-	END;
-	PERFORM tablestore_router.unlock_partition_for_move(part);
+	-- after the switch: the partition's lock released first (the cutover's
+	-- pause ends here; the target serves the partition, and a query over
+	-- every node drops the rows a node returns of partitions the map gives
+	-- another node, so the source's old copy is never read), then the
+	-- source's copy deleted and the replication objects dropped
 	IF t0 IS NOT NULL THEN
+		PERFORM tablestore_router.unlock_partition_for_move(part);
 		UPDATE tablestore_router._moves SET cutover_ms = round(extract(epoch FROM clock_timestamp() - t0) * 1000, 1) WHERE id = m.id;
+		COMMIT;
+	END IF;
+	PERFORM tablestore_router._node_exec('ts_move_tgt', format('DROP SUBSCRIPTION IF EXISTS %I', name));
+	-- as each relation's owner (never run an owner's code as the superuser)
+	stmts := (SELECT * FROM tablestore_router._node_values('ts_move_src', tablestore_router._move_delete_sql(mask, part)));
+	IF stmts IS NOT NULL THEN
+		PERFORM tablestore_router._node_exec('ts_move_src', stmts);
 	END IF;
 	PERFORM tablestore_router._move_step(m.id, 'cleanup');
 	COMMIT;
+	-- no subscription: the lock on the target's tables is no longer needed
+	PERFORM tablestore_router._move_unlock_target();
 	PERFORM tablestore_router._node_exec('ts_move_src', format('DROP PUBLICATION IF EXISTS %I', name));
 	PERFORM tablestore_router._move_drop_slots(m.id, NULL);
 	FOR rel IN SELECT * FROM tablestore_router._node_values('ts_move_tgt',
@@ -881,7 +936,7 @@ BEGIN
 	END LOOP;
 	-- rows_moved: the partition's entities the source held at the cutover
 	-- (recorded at the switch; the target's count if a rerun finishes it)
-	UPDATE tablestore_router._moves SET step = 'done', detail = NULL, step_at = clock_timestamp(),
+	UPDATE tablestore_router._moves SET step = 'done', detail = cut, step_at = clock_timestamp(),
 		finished_at = clock_timestamp(),
 		rows_moved = coalesce(rows_moved, tablestore_router._move_count('ts_move_tgt', mask, part))
 	WHERE id = m.id AND finished_at IS NULL;
@@ -976,6 +1031,151 @@ END $$;
 COMMENT ON FUNCTION tablestore_router.abort_move() IS 'abandon the unfinished move (not yet switched): drop its replication objects and slots, the target''s partial copy';
 REVOKE ALL ON FUNCTION tablestore_router.abort_move() FROM PUBLIC;
 -- ---- end of issue 23, the attack on moves (fixmove) ----
+
+-- ---- issue 23, the move's lock on the target (move2): while a move's
+-- subscription applies on the target (as a superuser), the target's copies
+-- of the tables are locked against the DDL that could add their owner's
+-- code ----
+
+-- _move_lock_target: the target's entity relations rels locked in SHARE
+-- UPDATE EXCLUSIVE mode by the router session's dblink connection
+-- 'ts_move_lock', in a transaction left open until the move's subscription
+-- is gone.  That mode conflicts with every DDL that can add code a row
+-- write runs (CREATE TRIGGER, ALTER TABLE ... ENABLE TRIGGER, ADD
+-- CONSTRAINT, ADD COLUMN, SET DEFAULT, CREATE INDEX and CREATE INDEX
+-- CONCURRENTLY, CREATE RULE, CREATE POLICY) but not with the replication's
+-- and the calls' row writes (ROW EXCLUSIVE).  The lock transaction takes
+-- no transaction id (it writes nothing), so it holds back no slot's
+-- snapshot.  Waits for the lock at most lock_timeout (60 s when unset).
+-- Then the target is checked again under the lock: owner code added after
+-- the move's first check refuses the move before its subscription exists.
+CREATE FUNCTION tablestore_router._move_lock_target(tgt text, rels text[]) RETURNS void
+	LANGUAGE plpgsql AS $$
+DECLARE
+	lt text := CASE WHEN current_setting('lock_timeout') IN ('0', '0ms') THEN '60s' ELSE current_setting('lock_timeout') END;
+BEGIN
+	PERFORM tablestore_router._node_connect('ts_move_lock', tgt);
+	PERFORM tablestore_router._node_exec('ts_move_lock', format(
+		'SET application_name = %L; SET idle_in_transaction_session_timeout = 0; SET statement_timeout = 0; BEGIN; SET LOCAL lock_timeout = %L',
+		'tablestore move lock', lt));
+	IF cardinality(rels) > 0 THEN
+		PERFORM tablestore_router._node_exec('ts_move_lock', format('LOCK TABLE %s IN SHARE UPDATE EXCLUSIVE MODE',
+			(SELECT string_agg('tablestore_data.' || quote_ident(r), ', ') FROM unnest(rels) r)));
+	END IF;
+	PERFORM tablestore_router._move_check_owner_code('ts_move_lock', tgt);
+END $$;
+
+-- _move_check_lock: the lock of _move_lock_target still held (its
+-- connection alive, its transaction open, one lock per table).  If not (the
+-- target restarted, the connection was lost), the move's subscription is
+-- disabled at once (an owner could now add code the apply worker would
+-- run) and the move fails; a rerun starts it again.
+CREATE FUNCTION tablestore_router._move_check_lock(name text, tgt text, nrels integer) RETURNS void
+	LANGUAGE plpgsql AS $$
+DECLARE
+	held bigint;
+BEGIN
+	BEGIN
+		held := (SELECT * FROM tablestore_router._node_values('ts_move_lock',
+			'SELECT count(*) FROM pg_catalog.pg_locks WHERE pid = pg_catalog.pg_backend_pid() AND locktype = ''relation'' AND mode = ''ShareUpdateExclusiveLock'' AND granted'))::bigint;
+	EXCEPTION WHEN OTHERS THEN
+		held := NULL;
+	END;
+	IF held IS DISTINCT FROM nrels THEN
+		PERFORM tablestore_router._move_stop_subscription(name, tgt);
+		RAISE EXCEPTION 'move %: the lock on the target''s tables was lost', name
+			USING ERRCODE = 'object_not_in_prerequisite_state',
+				DETAIL = 'Without it a table''s owner could add code that the replication would run as a superuser; the subscription is disabled.',
+				HINT = 'Run the move again to continue it.';
+	END IF;
+END $$;
+
+-- _move_stop_subscription: the move's subscription on the target disabled,
+-- if the target can be reached (again): a move that fails stops its apply
+-- worker before its session, and with it the lock, may end (a rerun starts
+-- the copy again anyway)
+CREATE FUNCTION tablestore_router._move_stop_subscription(name text, tgt text) RETURNS void
+	LANGUAGE plpgsql AS $$
+BEGIN
+	BEGIN
+		PERFORM tablestore_router._node_exec('ts_move_tgt', format('ALTER SUBSCRIPTION %I DISABLE', name));
+	EXCEPTION WHEN OTHERS THEN
+		BEGIN
+			PERFORM tablestore_router._node_connect('ts_move_tgt', tgt);
+			PERFORM tablestore_router._node_exec('ts_move_tgt', format('ALTER SUBSCRIPTION %I DISABLE', name));
+		EXCEPTION WHEN OTHERS THEN
+			NULL;				-- the target is unreachable: nothing runs there
+		END;
+	END;
+END $$;
+
+-- _move_poll: after pause seconds, the lock checked (above), then query run
+-- on connection conn; whatever fails (a lost node, a cancel) stops the
+-- subscription first, then is raised
+CREATE FUNCTION tablestore_router._move_poll(name text, tgt text, nrels integer, conn text, query text, pause float8)
+	RETURNS SETOF text LANGUAGE plpgsql AS $$
+BEGIN
+	PERFORM pg_catalog.pg_sleep(pause);
+	PERFORM tablestore_router._move_check_lock(name, tgt, nrels);
+	RETURN QUERY SELECT * FROM tablestore_router._node_values(conn, query);
+EXCEPTION WHEN OTHERS OR query_canceled THEN
+	PERFORM tablestore_router._move_stop_subscription(name, tgt);
+	RAISE;
+END $$;
+
+-- _move_unlock_target: the lock of _move_lock_target released (its
+-- connection closed, which ends the transaction), if this session holds it
+CREATE FUNCTION tablestore_router._move_unlock_target() RETURNS void
+	LANGUAGE plpgsql AS $$
+DECLARE
+	s text := (SELECT n.nspname FROM pg_catalog.pg_extension e
+		JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'dblink');
+	open text[];
+BEGIN
+	IF s IS NULL THEN
+		RETURN;
+	END IF;
+	EXECUTE format('SELECT %I.dblink_get_connections()', s) INTO open;
+	IF 'ts_move_lock' = ANY (open) THEN
+		EXECUTE format('SELECT %I.dblink_disconnect($1)', s) USING 'ts_move_lock';
+	END IF;
+END $$;
+
+REVOKE ALL ON FUNCTION tablestore_router._move_lock_target(text, text[]) FROM PUBLIC;
+REVOKE ALL ON FUNCTION tablestore_router._move_check_lock(text, text, integer) FROM PUBLIC;
+-- _move_count_both: _move_count of the source and of the target, the two
+-- scans run at once (they are most of the cutover's pause with a large
+-- partition)
+CREATE FUNCTION tablestore_router._move_count_both(mask integer, part integer, OUT src bigint, OUT tgt bigint)
+	LANGUAGE plpgsql AS $$
+DECLARE
+	s text := (SELECT n.nspname FROM pg_catalog.pg_extension e
+		JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'dblink');
+	c text;
+	q text;
+	v bigint[] := '{}';
+BEGIN
+	FOREACH c IN ARRAY ARRAY['ts_move_src', 'ts_move_tgt'] LOOP
+		q := (SELECT 'SELECT (0' || coalesce(string_agg(format(' + (SELECT count(*) FROM tablestore_data.%I WHERE (tablestore.partition_hash(pk) & %s) = %s)', r, mask, part), ''), '') || ')::text'
+			FROM tablestore_router._node_values(c, $r$SELECT t.relation_name FROM tablestore.tables t
+				JOIN pg_catalog.pg_class c ON c.oid = pg_catalog.to_regclass('tablestore_data.' || pg_catalog.quote_ident(t.relation_name))
+				WHERE c.relkind = 'r'$r$) r);
+		EXECUTE format('SELECT %I.dblink_send_query($1, $2)', s) USING c, q;
+	END LOOP;
+	FOREACH c IN ARRAY ARRAY['ts_move_src', 'ts_move_tgt'] LOOP
+		EXECUTE format('SELECT v::bigint FROM %I.dblink_get_result($1, true) AS t(v text)', s) INTO q USING c;
+		v := v || q::bigint;
+		EXECUTE format('SELECT count(*) FROM %I.dblink_get_result($1, true) AS t(v text)', s) USING c;
+	END LOOP;
+	src := v[1];
+	tgt := v[2];
+END $$;
+
+REVOKE ALL ON FUNCTION tablestore_router._move_unlock_target() FROM PUBLIC;
+REVOKE ALL ON FUNCTION tablestore_router._move_count_both(integer, integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION tablestore_router._move_stop_subscription(text, text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION tablestore_router._move_poll(text, text, integer, text, text, float8) FROM PUBLIC;
+-- ---- end of issue 23, the move's lock on the target (move2) ----
 
 -- rebalance_plan: the moves that spread the partitions over the nodes so
 -- that each holds about the same number of entities (each partition
