@@ -5,7 +5,7 @@
  *	  access policies, kept by the extension (tablestore.get_table_acl,
  *	  tablestore.set_table_acl), as the service's SignedIdentifiers XML
  *	  (aclxml.c).  Shared Key only: a SAS can neither read nor set them
- *	  (refused before the body, handlers.c's sas_precheck, and here again).
+ *	  (refused before the body, dispatch.c's sas_precheck, and here again).
  *
  *-------------------------------------------------------------------------
  */

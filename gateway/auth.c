@@ -25,6 +25,8 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
+#include "../src/utf16.h"
+
 /*
  * The reason given for every signature that does not verify, whether the
  * key, the account named, the string signed or the date is wrong: an
@@ -691,79 +693,13 @@ authenticate(Req *r, Resp *resp)
 }
 
 /*
- * next_unit: the next UTF-16 code unit of a UTF-8 string (*pending holds a
- * low surrogate still to come); -1 at the end.  Keys are compared in the
- * service's order, by UTF-16 code unit.
+ * key_cmp: compare two keys by UTF-16 code unit, the service's order, with
+ * the extension's own comparison (src/utf16.c).
  */
-static int
-next_unit(const unsigned char **s, int *pending)
-{
-	const unsigned char *p = *s;
-	unsigned	cp;
-
-	if (*pending)
-	{
-		int			u = *pending;
-
-		*pending = 0;
-		return u;
-	}
-	if (*p == 0)
-		return -1;
-	if (p[0] < 0x80)
-	{
-		cp = p[0];
-		p += 1;
-	}
-	else if ((p[0] & 0xe0) == 0xc0 && p[1])
-	{
-		cp = ((p[0] & 0x1f) << 6) | (p[1] & 0x3f);
-		p += 2;
-	}
-	else if ((p[0] & 0xf0) == 0xe0 && p[1] && p[2])
-	{
-		cp = ((p[0] & 0x0f) << 12) | ((p[1] & 0x3f) << 6) | (p[2] & 0x3f);
-		p += 3;
-	}
-	else if (p[1] && p[2] && p[3])
-	{
-		cp = ((p[0] & 0x07) << 18) | ((p[1] & 0x3f) << 12) | ((p[2] & 0x3f) << 6) | (p[3] & 0x3f);
-		p += 4;
-	}
-	else
-	{
-		cp = p[0];
-		p += 1;
-	}
-	*s = p;
-	if (cp >= 0x10000)
-	{
-		cp -= 0x10000;
-		*pending = 0xdc00 | (cp & 0x3ff);
-		return 0xd800 | (cp >> 10);
-	}
-	return (int) cp;
-}
-
-/* key_cmp: compare two keys by UTF-16 code unit. */
 int
 key_cmp(const char *a, const char *b)
 {
-	const unsigned char *pa = (const unsigned char *) a;
-	const unsigned char *pb = (const unsigned char *) b;
-	int			qa = 0,
-				qb = 0;
-
-	for (;;)
-	{
-		int			ua = next_unit(&pa, &qa);
-		int			ub = next_unit(&pb, &qb);
-
-		if (ua != ub)
-			return ua < ub ? -1 : 1;
-		if (ua < 0)
-			return 0;
-	}
+	return ts_utf16_cmp(a, (int) strlen(a), b, (int) strlen(b));
 }
 
 /*

@@ -62,22 +62,6 @@
 #include <sys/socket.h>
 #include <time.h>
 
-/*
- * A client address and what its connections hold of the memory budget:
- * one address may hold at most a quarter of it (ADDR_SHARE), so that one
- * client, whatever its credentials, cannot take the budget from all
- * others.  A slot lives while the address has a connection or a charge.
- */
-typedef struct AddrSlot
-{
-	char		ip[64];
-	int			conns;
-	size_t		charged;
-	bool		used;
-} AddrSlot;
-
-#define ADDR_SHARE(budget)	((budget) / 4)
-
 /* A client connection (see the file header). */
 typedef struct Conn
 {
@@ -103,10 +87,6 @@ typedef struct Stream
 
 static pthread_mutex_t conns_lock = PTHREAD_MUTEX_INITIALIZER;
 static Conn *conns;
-static atomic_size_t mem_used;
-
-static pthread_mutex_t addrs_lock = PTHREAD_MUTEX_INITIALIZER;
-static AddrSlot *addrs;			/* max_connections slots */
 
 static pthread_t watchdog_thread;
 static pthread_mutex_t watchdog_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -127,37 +107,8 @@ now(void)
 }
 
 /*
- * mem_reserve: charge n bytes to the memory budget.  With may_refuse, a
- * charge that would take the budget over is not made and false returned;
- * without, it is made regardless (for what must be sent anyway).
- */
-bool
-mem_reserve(size_t n, bool may_refuse)
-{
-	size_t		after = atomic_fetch_add(&mem_used, n) + n;
-
-	if (may_refuse && after > gw_config.memory_budget)
-	{
-		atomic_fetch_sub(&mem_used, n);
-		return false;
-	}
-	return true;
-}
-
-/* mem_release: give back what mem_reserve charged. */
-void
-mem_release(size_t n)
-{
-	atomic_fetch_sub(&mem_used, n);
-}
-
-/*
- * addr_charge: charge n bytes to an address's share (and the budget); with
- * may_refuse, false when either would go over.  addr may be NULL.
- */
-/*
  * xml_endpoint: whether the request's errors are XML before its query is
- * parsed (a 413 refused while its body arrives): as handlers.c decides
+ * parsed (a 413 refused while its body arrives): as request.c decides
  * for an unauthenticated request, by restype or comp in the query.
  */
 static bool
@@ -175,120 +126,6 @@ xml_endpoint(Req *r)
 	return false;
 }
 
-static bool
-addr_charge(AddrSlot *addr, size_t n, bool may_refuse)
-{
-	bool		ok = true;
-
-	if (addr != NULL)
-	{
-		pthread_mutex_lock(&addrs_lock);
-		if (may_refuse && addr->charged + n > ADDR_SHARE(gw_config.memory_budget))
-			ok = false;
-		else
-			addr->charged += n;
-		pthread_mutex_unlock(&addrs_lock);
-	}
-	if (ok && !mem_reserve(n, may_refuse))
-	{
-		if (addr != NULL)
-		{
-			pthread_mutex_lock(&addrs_lock);
-			addr->charged -= n;
-			pthread_mutex_unlock(&addrs_lock);
-		}
-		ok = false;
-	}
-	return ok;
-}
-
-/* addr_release: give back what addr_charge charged; free an unused slot. */
-static void
-addr_release(AddrSlot *addr, size_t n)
-{
-	mem_release(n);
-	if (addr == NULL)
-		return;
-	pthread_mutex_lock(&addrs_lock);
-	addr->charged -= n;
-	if (addr->conns == 0 && addr->charged == 0)
-		addr->used = false;
-	pthread_mutex_unlock(&addrs_lock);
-}
-
-/* addr_join: the slot of a new connection's address (NULL if none free). */
-static AddrSlot *
-addr_join(const char *ip)
-{
-	AddrSlot   *slot = NULL;
-
-	pthread_mutex_lock(&addrs_lock);
-	for (int i = 0; i < gw_config.max_connections; i++)
-	{
-		if (addrs[i].used && strcmp(addrs[i].ip, ip) == 0)
-		{
-			slot = &addrs[i];
-			break;
-		}
-		if (!addrs[i].used && slot == NULL)
-			slot = &addrs[i];
-	}
-	if (slot != NULL)
-	{
-		if (!slot->used)
-		{
-			memset(slot, 0, sizeof(*slot));
-			snprintf(slot->ip, sizeof(slot->ip), "%s", ip);
-			slot->used = true;
-		}
-		slot->conns++;
-	}
-	pthread_mutex_unlock(&addrs_lock);
-	return slot;
-}
-
-/* addr_leave: a connection of the address closed. */
-static void
-addr_leave(AddrSlot *addr)
-{
-	if (addr == NULL)
-		return;
-	pthread_mutex_lock(&addrs_lock);
-	addr->conns--;
-	if (addr->conns == 0 && addr->charged == 0)
-		addr->used = false;
-	pthread_mutex_unlock(&addrs_lock);
-}
-
-/*
- * req_charge, req_release: charge a request's memory (a query page before
- * it is read) to the budget and its address's share.
- */
-bool
-req_charge(Req *r, size_t n)
-{
-	return addr_charge(r->owner ? r->owner->addr : NULL, n, true);
-}
-
-void
-req_release(Req *r, size_t n)
-{
-	addr_release(r->owner ? r->owner->addr : NULL, n);
-}
-
-/* free_resp: release a response's memory (not the Resp itself). */
-void
-free_resp(Resp *resp)
-{
-	buf_free(&resp->body);
-	for (int i = 0; i < resp->nhdr; i++)
-	{
-		free(resp->hname[i]);
-		free(resp->hval[i]);
-	}
-	resp->nhdr = 0;
-}
-
 /* req_reset: free everything a request holds and empty it. */
 static void
 req_reset(Req *r)
@@ -296,10 +133,13 @@ req_reset(Req *r)
 	free(r->raw_uri);
 	buf_free(&r->body);
 	if (r->body_reserved)
-		addr_release(r->owner ? r->owner->addr : NULL, r->body_reserved);
+		addr_release(r->addr, r->body_reserved);
 	free_resp(&r->refusal);
 	free(r->raw_path);
 	free(r->rest);
+	free(r->target.table);
+	free(r->target.pk);
+	free(r->target.rk);
 	free(r->base);
 	for (int i = 0; i < r->nparams; i++)
 	{
@@ -310,10 +150,10 @@ req_reset(Req *r)
 		free(r->acct->name);
 	free(r->unknown_acct ? r->acct : NULL);
 	{
-		struct Conn *owner = r->owner;
+		AddrSlot   *addr = r->addr;
 
 		memset(r, 0, sizeof(*r));
-		r->owner = owner;
+		r->addr = addr;
 	}
 }
 
@@ -361,7 +201,7 @@ on_connection(void *cls, struct MHD_Connection *connection, void **socket_contex
 				inet_ntop(AF_INET6, &((struct sockaddr_in6 *) ai->client_addr)->sin6_addr, c->ip, sizeof(c->ip));
 		}
 		c->addr = addr_join(c->ip);
-		c->req.owner = c;
+		c->req.addr = c->addr;
 		pthread_mutex_lock(&conns_lock);
 		c->next = conns;
 		if (conns)
@@ -485,9 +325,9 @@ send_response(Req *r, Resp *resp)
 	bool		is_read = strcmp(r->method ? r->method : "", "GET") == 0 ||
 		strcmp(r->method ? r->method : "", "HEAD") == 0;
 
-	AddrSlot   *addr = r->owner ? r->owner->addr : NULL;
+	AddrSlot   *addr = r->addr;
 
-	/* resp->charged was taken by the handler (query_entities) */
+	/* resp->charged was taken by the handler (entity_query) */
 	if (resp->charged >= resp->body.len)
 		addr_release(addr, resp->charged - resp->body.len);
 	else if (!addr_charge(addr, resp->body.len - resp->charged,
@@ -891,8 +731,7 @@ bool
 conn_start(struct MHD_Daemon **daemon, unsigned int flags, struct sockaddr *sa,
 		   struct MHD_OptionItem *tls_opts)
 {
-	addrs = calloc(gw_config.max_connections, sizeof(AddrSlot));
-	if (addrs == NULL)
+	if (!budget_init())
 		return false;
 	if (pthread_create(&watchdog_thread, NULL, watchdog, NULL) != 0)
 	{

@@ -674,3 +674,22 @@ db_error_response(Req *r, Resp *resp, DbErr *err)
 	resp_error(r, resp, err->http, err->code, err->message, err->reason);
 	db_err_free(err);
 }
+
+/*
+ * call_for_204: run a statement whose result is void; 204 on success,
+ * else the service's error.
+ */
+void
+call_for_204(Req *r, Resp *resp, const char *stmt, int nparams, const char *const *vals)
+{
+	DbErr		err;
+	PGresult   *res = db_call(r, stmt, nparams, vals, &err);
+
+	if (res == NULL)
+	{
+		db_error_response(r, resp, &err);
+		return;
+	}
+	PQclear(res);
+	resp->status = 204;
+}

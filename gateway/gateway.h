@@ -36,7 +36,7 @@
 #define GW_DATE_SKEW		(15 * 60)	/* seconds a signed date may be off */
 #define GW_VERSION			"2019-02-02"
 
-/* A growable byte buffer, always NUL-terminated. */
+/* buf.c: a growable byte buffer, always NUL-terminated, and allocation */
 typedef struct Buf
 {
 	char	   *data;
@@ -93,6 +93,8 @@ typedef struct GwConfig
 } GwConfig;
 
 extern GwConfig gw_config;
+
+/* account.c */
 extern Account *find_account(const char *name, size_t len);
 extern Account *unknown_account(const char *name, size_t len);
 
@@ -126,6 +128,52 @@ typedef struct Sas
 	char		url_table[64];	/* tn when the SAS has none: the URL's table */
 } Sas;
 
+/*
+ * What a request's path (after the account, decoded) addresses: decided
+ * once by the request parser (parse_resource), for the SAS precheck and
+ * for the routing alike.
+ */
+typedef enum Resource
+{
+	RES_BAD,					/* none of the forms below */
+	RES_SERVICE,				/* the account root: "" */
+	RES_TABLES,					/* "Tables" or "Tables()" */
+	RES_TABLE,					/* "Tables('name')" */
+	RES_TABLE_BAD,				/* starts "Tables('" but is not that form */
+	RES_BATCH,					/* "$batch" */
+	RES_ENTITIES,				/* "table" or "table()" */
+	RES_ENTITY					/* "table(PartitionKey='pk',RowKey='rk')" */
+} Resource;
+
+/* A request's resource and the names its path carries (parse_resource). */
+typedef struct Target
+{
+	Resource	kind;
+	char	   *table;			/* RES_TABLE, RES_ENTITIES, RES_ENTITY */
+	char	   *pk;				/* RES_ENTITY; all three malloc'd */
+	char	   *rk;
+	bool		bare;			/* RES_ENTITIES as "table", not "table()" */
+} Target;
+
+/* What a Prefer header asks for. */
+typedef enum Prefer
+{
+	PREFER_NONE,
+	PREFER_NO_CONTENT,			/* return-no-content */
+	PREFER_CONTENT				/* return-content */
+} Prefer;
+
+/* A query's options, as the URL gives them (NULL: absent). */
+typedef struct QueryOpts
+{
+	const char *filter;			/* $filter */
+	const char *select;			/* $select */
+	int			top;			/* $top: 1000 if absent, -1 if not valid */
+	const char *next_table;		/* NextTableName, as sent */
+	const char *next_pk;		/* NextPartitionKey, as sent */
+	const char *next_rk;		/* NextRowKey, as sent */
+} QueryOpts;
+
 /* A response being built. */
 typedef struct Resp
 {
@@ -140,7 +188,7 @@ typedef struct Resp
 								 * taken for the body (mem_reserve) */
 } Resp;
 
-struct Conn;
+typedef struct AddrSlot AddrSlot;	/* budget.c */
 
 /*
  * One HTTP request, from its first byte to its response.  It lives in its
@@ -164,12 +212,17 @@ typedef struct Req
 	Account    *acct;
 	bool		unknown_acct;	/* acct is a stand-in that never
 								 * authenticates */
-	struct Conn *owner;			/* the connection it belongs to */
+	AddrSlot   *addr;			/* its client address's share of the memory
+								 * budget (budget.c) */
 	bool		secondary;		/* addressed as <account>-secondary */
 	bool		stats_repeats_account;	/* /<account>-secondary/<account>/
 										 * ?restype=service&comp=stats */
 	char	   *raw_path;		/* path as sent, still percent-encoded */
 	char	   *rest;			/* decoded path after the account */
+	Target		target;			/* what rest addresses */
+	Prefer		prefer;			/* the Prefer header */
+	const char *if_match;		/* the If-Match header, NULL if none */
+	QueryOpts	query;			/* $filter, $select, $top, continuation */
 	Param		params[GW_MAX_PARAMS];
 	int			nparams;
 	Level		level;
@@ -184,32 +237,69 @@ typedef struct Req
 	char		ipbuf[64];
 } Req;
 
-/* util.c */
+/* request.c: the request parser */
 extern const char *req_header(Req *r, const char *name);
 extern void req_header_list(Req *r, const char *name, Buf *out);
 extern const char *req_param(Req *r, const char *name);
+extern bool request_parse(Req *r, Resp *resp);
+extern bool negotiate(Req *r, Resp *resp);
+extern bool check_x_method(Req *r, Resp *resp, const char *xm);
+extern bool parse_entity_path(const char *rest, char **table, char **pk, char **rk, bool *has_keys);
+extern void parse_resource(const char *rest, Target *t);
+extern Prefer parse_prefer(const char *value);
+extern const char *entity_op(const char *method, bool has_keys, bool if_match);
+extern char *normalize_etag(const char *v);
+extern bool check_top(Req *r, Resp *resp);
+extern json_object *parse_body_object(Req *r, Resp *resp);
+extern bool body_md5_matches(Req *r);
+
+/* response.c: the response writer */
 extern void resp_header(Resp *resp, const char *name, const char *value);
 extern void resp_json(Req *r, Resp *resp, int status, json_object *obj);
 extern void resp_error(Req *r, Resp *resp, int status, const char *code, const char *message, const char *extra);
 extern const char *status_text(int status);
 extern const char *json_ctype(Level level);
+extern const char *json_text(json_object *obj);
+extern void free_resp(Resp *resp);
+extern void bad_request(Req *r, Resp *resp, const char *code, const char *why);
+extern void not_allowed(Req *r, Resp *resp);
+extern void resp_internal(Req *r, Resp *resp, const char *detail);
+extern void refuse_secondary_write(Req *r, Resp *resp);
+
+/* odata.c: OData JSON payloads */
+extern json_object *shape_entity(Req *r, const char *table, json_object *e, bool single);
+extern json_object *shape_entity_keyed(Req *r, const char *table, json_object *e, bool single,
+									   const char *pk, const char *rk);
+extern void etag_header(Resp *resp, json_object *e);
+extern json_object *table_item(Req *r, const char *name, bool single);
+extern void metadata_prefix(Req *r, Buf *b, const char *table, const char *suffix);
+extern void continuation_headers(Req *r, Resp *resp, const char *table, const char *npk, const char *nrk);
+
+/* encode.c: percent-encoding, base64, UUIDs */
+extern bool pct_decode(char *s);
 extern void url_encode_key(Buf *b, const char *key);
 extern void entity_path(Buf *b, const char *table, const char *pk, const char *rk);
 extern char *b64_encode(const unsigned char *data, size_t len);
 extern int	b64_decode(const char *in, unsigned char *out, size_t outcap);
+extern void new_uuid(char *out);
+
+/* token.c: continuation tokens */
 extern char *token_encode(Req *r, char kind, const char *table, const char *key);
 extern char *token_decode(Req *r, char kind, const char *table, const char *token);
-extern void new_uuid(char *out);
-extern bool pct_decode(char *s);
-extern json_object *json_parse_strict(const char *text, size_t len);
-extern const char *json_text(json_object *obj);
-extern json_object *shape_entity(Req *r, const char *table, json_object *e, bool single);
-extern json_object *shape_entity_keyed(Req *r, const char *table, json_object *e, bool single,
-									   const char *pk, const char *rk);
+
+/* budget.c: the memory budget */
+extern bool budget_init(void);
+extern bool mem_reserve(size_t n, bool may_refuse);
+extern void mem_release(size_t n);
+extern bool addr_charge(AddrSlot *addr, size_t n, bool may_refuse);
+extern void addr_release(AddrSlot *addr, size_t n);
+extern AddrSlot *addr_join(const char *ip);
+extern void addr_leave(AddrSlot *addr);
+extern bool req_charge(Req *r, size_t n);
+extern void req_release(Req *r, size_t n);
 
 /* auth.c */
 extern bool authenticate(Req *r, Resp *resp);
-extern void refuse_secondary_write(Req *r, Resp *resp);
 extern int	key_cmp(const char *a, const char *b);
 extern bool key_in_range(Req *r, const char *pk, const char *rk);
 extern bool auth_refuse_sas(Req *r, Resp *resp, const char *why);
@@ -246,17 +336,26 @@ extern bool db_call_rows(Req *r, const char *stmt, int nparams, const char *cons
 						 DbRowFn fn, void *arg, DbErr *err);
 extern void db_err_free(DbErr *err);
 extern void db_error_response(Req *r, Resp *resp, DbErr *err);
+extern void call_for_204(Req *r, Resp *resp, const char *stmt, int nparams, const char *const *vals);
 
-/* handlers.c */
+/* tables.c: the table handlers */
+extern void table_query(Req *r, Resp *resp);
+extern void table_get(Req *r, Resp *resp, const char *name);
+extern void table_create(Req *r, Resp *resp);
+extern void table_delete(Req *r, Resp *resp, const char *name);
+
+/* entities.c: the entity handlers */
+extern void entity_query(Req *r, Resp *resp, const char *table);
+extern void entity_get(Req *r, Resp *resp, const char *table, const char *pk, const char *rk);
+extern void entity_insert(Req *r, Resp *resp, const char *table);
+extern void entity_write(Req *r, Resp *resp, const char *table, const char *pk, const char *rk);
+extern void entity_delete(Req *r, Resp *resp, const char *table, const char *pk, const char *rk);
+
+/* dispatch.c: a request from its headers to its handler */
 extern bool prepare_request(Req *r, Resp *resp);
 extern void handle_request(Req *r, Resp *resp);
 
-/* conn.c: connections, their deadlines, and the memory budget */
-extern bool mem_reserve(size_t n, bool may_refuse);
-extern bool req_charge(Req *r, size_t n);
-extern void req_release(Req *r, size_t n);
-extern void mem_release(size_t n);
-extern void free_resp(Resp *resp);
+/* conn.c: connections and their deadlines */
 extern bool conn_start(struct MHD_Daemon **daemon, unsigned int flags, struct sockaddr *sa,
 					   struct MHD_OptionItem *tls_opts);
 extern void conn_stop(struct MHD_Daemon *daemon);
@@ -268,11 +367,32 @@ extern bool aclxml_from_json(const char *json, Buf *b);
 
 /* batch.c */
 extern void handle_batch(Req *r, Resp *resp);
-extern bool parse_entity_path(const char *rest, char **table, char **pk, char **rk, bool *has_keys);
 
 /*
- * json.c: the strict reader of request JSON (json_parse_strict, declared
- * with util.c above, is its NULL-on-any-failure form).
+ * batchparse.c: a $batch body taken apart into its sub-requests, each
+ * read with the request parser's functions
+ */
+typedef struct SubReq
+{
+	char	   *method;
+	char	   *table;
+	char	   *pk;
+	char	   *rk;
+	bool		has_keys;
+	char	   *if_match;
+	Prefer		prefer;
+	const char *body;
+	size_t		body_len;
+} SubReq;
+
+extern const char *batch_parse(Req *r, const char *ctype, const char *start, size_t len,
+							   SubReq *subs, int *nsubs, bool *too_many, bool *query);
+extern void free_sub(SubReq *s);
+extern const char *sub_to_op(SubReq *s, json_object **out, const char **opname, bool *dup);
+
+/*
+ * json.c: the strict reader of request JSON (json_parse_strict is its
+ * NULL-on-any-failure form).
  */
 #define GW_JSON_MAX_DEPTH	32	/* nested objects and arrays */
 #define GW_JSON_MAX_VALUES	65536	/* values in one JSON text */
@@ -287,6 +407,7 @@ typedef enum JsonResult
 
 extern JsonResult json_parse_request(const char *text, size_t len, json_object **out, const char **why);
 extern json_object *json_request_object(Req *r, Resp *resp, const char *text, size_t len);
+extern json_object *json_parse_strict(const char *text, size_t len);
 
 /*
  * xml.c: the strict reader of request XML (no DTD, no entity definitions,

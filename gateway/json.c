@@ -3,7 +3,8 @@
  * json.c
  *	  The gateway's reader of request JSON: a strict RFC 8259 parser that
  *	  builds json-c objects, for every body a client sends (single
- *	  operations in handlers.c, the operations of a $batch in batch.c).
+ *	  operations in tables.c and entities.c, the operations of a $batch in
+ *	  batchparse.c).
  *
  * json-c's own tokener is lenient where the protocol needs one meaning per
  * byte sequence: an object that names a member twice keeps the last value

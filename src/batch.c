@@ -31,6 +31,13 @@
 #include "utils/resowner.h"
 
 #include "tablestore.h"
+#include "errors.h"
+#include "edm.h"
+#include "entity.h"
+#include "writepath.h"
+#include "subxact.h"
+#include "entityrel.h"
+#include "entityops.h"
 
 /*
  * field4 of the advisory lock tag of a partition's batch lock; PostgreSQL's

@@ -22,12 +22,13 @@
 #include "postgres.h"
 
 #include "common/base64.h"
-#include "mb/pg_wchar.h"
+#include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "utils/datetime.h"
 
+#include "errors.h"
+#include "edm.h"
 #include "edmtext.h"
-#include "tablestore.h"
 
 #define TICKS_PER_SECOND	INT64CONST(10000000)
 #define TICKS_PER_DAY		(INT64CONST(86400) * TICKS_PER_SECOND)
@@ -90,53 +91,6 @@ ts_utf16_length(const char *s, int len)
 			n += (c >= 0xF0) ? 2 : 1;
 	}
 	return n;
-}
-
-/*
- * Decode the UTF-8 character starting at s (valid UTF-8 assumed) and return
- * its first UTF-16 code unit.
- */
-static uint32
-first_utf16_unit(const unsigned char *s)
-{
-	pg_wchar	cp = utf8_to_unicode(s);
-
-	if (cp >= 0x10000)
-		return 0xD800 + ((cp - 0x10000) >> 10);
-	return cp;
-}
-
-/*
- * ts_utf16_cmp: compare two UTF-8 strings ordinally by UTF-16 code unit, as
- * the service orders keys and strings.
- *
- * UTF-8 byte order equals code point order, which equals UTF-16 order except
- * where a supplementary character meets one in U+E000..U+FFFF.  So compare
- * bytes, and at the first difference compare the two characters' first
- * UTF-16 code units.
- */
-int
-ts_utf16_cmp(const char *a, int alen, const char *b, int blen)
-{
-	int			n = Min(alen, blen);
-	int			i = 0;
-	uint32		ua,
-				ub;
-
-	while (i < n && a[i] == b[i])
-		i++;
-	if (i == n)
-		return (alen > blen) - (alen < blen);
-
-	/* back up to the start of the differing characters */
-	while (i > 0 && (((unsigned char) a[i]) & 0xC0) == 0x80)
-		i--;
-	ua = first_utf16_unit((const unsigned char *) a + i);
-	ub = first_utf16_unit((const unsigned char *) b + i);
-	if (ua != ub)
-		return ua < ub ? -1 : 1;
-	/* same first unit: both supplementary; code point order decides */
-	return memcmp(a + i, b + i, Min(alen, blen) - i) < 0 ? -1 : 1;
 }
 
 /*

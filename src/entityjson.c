@@ -22,9 +22,8 @@
 #include "utils/jsonb.h"
 #include "utils/numeric.h"
 
-#include "tablestore.h"
-
-#define ANNOTATION_SUFFIX	"@odata.type"
+#include "edm.h"
+#include "entity.h"
 
 /* Whether byte c must be escaped in a JSON string. */
 static inline bool
@@ -228,7 +227,7 @@ ts_entity_json(StringInfo buf, text *pk, text *rk, TimestampTz ts, Jsonb *props,
 				continue;
 			}
 			json_value(buf, &v);
-			aname = psprintf("%s%s", name, ANNOTATION_SUFFIX);
+			aname = psprintf("%s%s", name, TS_ANNOTATION_SUFFIX);
 			if (getKeyJsonValueFromContainer(&props->root, aname, strlen(aname), &v) != NULL)
 			{
 				json_key(buf, aname, strlen(aname), &first);

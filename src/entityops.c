@@ -23,6 +23,12 @@
 #include "utils/builtins.h"
 
 #include "tablestore.h"
+#include "errors.h"
+#include "entity.h"
+#include "writepath.h"
+#include "entityrel.h"
+#include "entityops.h"
+#include "query.h"
 
 /*
  * ts_apply_op: carry out one entity operation on the entity relation of

@@ -52,12 +52,16 @@
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
+#include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
 #include "tablestore.h"
+#include "errors.h"
+#include "edm.h"
+#include "entityrel.h"
 
 
 /* ----------------------------------------------------------------

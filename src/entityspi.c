@@ -44,6 +44,13 @@
 #include "utils/snapmgr.h"
 
 #include "tablestore.h"
+#include "errors.h"
+#include "edm.h"
+#include "entity.h"
+#include "writepath.h"
+#include "subxact.h"
+#include "entityrel.h"
+#include "query.h"
 
 /* The statements of a relation, in the slots of its cache entry. */
 typedef enum SpiStatement

@@ -87,6 +87,11 @@
 #include "utils/snapmgr.h"
 
 #include "tablestore.h"
+#include "errors.h"
+#include "edm.h"
+#include "entity.h"
+#include "writepath.h"
+#include "entityrel.h"
 
 /* The suffix of a type annotation's name. */
 #define ANNOTATION_SUFFIX	"@odata.type"

@@ -20,6 +20,7 @@
 #include "utils/builtins.h"
 
 #include "tablestore.h"
+#include "errors.h"
 
 typedef struct TsErrorInfo
 {

@@ -20,9 +20,12 @@
 #include "postgres.h"
 
 #include "common/hashfn.h"
+#include "fmgr.h"
 #include "utils/sortsupport.h"
 
 #include "tablestore.h"
+#include "key.h"
+#include "utf16.h"
 
 /*
  * ts_key_cmp: compare two keys (PartitionKey or RowKey values) in the
@@ -33,6 +36,19 @@ int
 ts_key_cmp(const text *a, const text *b)
 {
 	return ts_utf16_cmp(VARDATA_ANY(a), VARSIZE_ANY_EXHDR(a), VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b));
+}
+
+/*
+ * ts_key_pair_cmp: compare two entities' keys, PartitionKey first, then
+ * RowKey, each by ts_key_cmp: the order of the key index and of a query's
+ * results, in which the router merges the nodes' pages.
+ */
+int
+ts_key_pair_cmp(const text *apk, const text *ark, const text *bpk, const text *brk)
+{
+	int			c = ts_key_cmp(apk, bpk);
+
+	return c != 0 ? c : ts_key_cmp(ark, brk);
 }
 
 /* Compare two key datums by UTF-16 code unit, freeing what detoasting made. */

@@ -53,6 +53,13 @@
 #include "utils/snapmgr.h"
 
 #include "tablestore.h"
+#include "errors.h"
+#include "entity.h"
+#include "entityrel.h"
+#include "filter/bind.h"
+#include "filter/filter.h"
+#include "queryplan.h"
+#include "query.h"
 
 /* The most entities of one page, and the default (the service's). */
 #define TS_MAX_PAGE			1000

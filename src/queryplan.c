@@ -29,7 +29,9 @@
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 
-#include "tablestore.h"
+#include "key.h"
+#include "filter/filter.h"
+#include "queryplan.h"
 
 /* Narrow the lower bound of r to "> v" or ">= v". */
 static void
@@ -218,9 +220,8 @@ point_cmp(const ListCell *a, const ListCell *b)
 {
 	const TsScanSegment *pa = lfirst(a);
 	const TsScanSegment *pb = lfirst(b);
-	int			c = ts_key_cmp(pa->pk.lo.value, pb->pk.lo.value);
 
-	return c != 0 ? c : ts_key_cmp(pa->rk.lo.value, pb->rk.lo.value);
+	return ts_key_pair_cmp(pa->pk.lo.value, pa->rk.lo.value, pb->pk.lo.value, pb->rk.lo.value);
 }
 
 /*

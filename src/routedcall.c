@@ -36,6 +36,7 @@
 #include "utils/memutils.h"
 
 #include "tablestore.h"
+#include "subxact.h"
 
 /* the function a _routed_ function calls, looked up once per FmgrInfo */
 typedef struct RoutedTarget

@@ -18,7 +18,7 @@
 #include "utils/memutils.h"
 #include "utils/resowner.h"
 
-#include "tablestore.h"
+#include "subxact.h"
 
 /*
  * ts_run_in_subtransaction: run fn(arg) in an internal subtransaction.

@@ -35,8 +35,12 @@
 #include "utils/json.h"
 #include "utils/jsonb.h"
 
-#include "edmtext.h"
 #include "tablestore.h"
+#include "errors.h"
+#include "edm.h"
+#include "entityrel.h"
+#include "tables.h"
+#include "edmtext.h"
 
 #define ACL_MAX_POLICIES	5
 #define ACL_MAX_ID_CHARS	64

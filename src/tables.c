@@ -41,6 +41,10 @@
 #include "utils/syscache.h"
 
 #include "tablestore.h"
+#include "errors.h"
+#include "entity.h"
+#include "entityrel.h"
+#include "tables.h"
 
 static void prevent_ddl_if_read_only(const char *cmdname);
 

@@ -36,10 +36,16 @@
 #include "utils/fmgrprotos.h"
 #include "utils/numeric.h"
 
-#include "edmtext.h"
 #include "tablestore.h"
+#include "errors.h"
+#include "edm.h"
+#include "entity.h"
+#include "edmvalue.h"
+#include "filter/bind.h"
+#include "filter/filter.h"
+#include "edmtext.h"
+#include "utf16.h"
 
-#define ANNOTATION_SUFFIX	"@odata.type"
 
 StaticAssertDecl(FILTER_ECHO_LIMIT == TS_ECHO_LIMIT,
 				 "the filter parser echoes as much of a filter as other errors echo of a value");
@@ -107,30 +113,6 @@ typedef struct Value
 	uint8		guid[16];		/* Guid */
 } Value;
 
-/* The Edm type named by an annotation; false if it names none. */
-static bool
-edm_type_from_name(const char *s, int len, TsEdmType *type)
-{
-	static const struct
-	{
-		const char *name;
-		TsEdmType	type;
-	}			names[] =
-	{
-		{"Edm.String", EDM_STRING}, {"Edm.Int32", EDM_INT32}, {"Edm.Int64", EDM_INT64},
-		{"Edm.Double", EDM_DOUBLE}, {"Edm.Boolean", EDM_BOOLEAN}, {"Edm.DateTime", EDM_DATETIME},
-		{"Edm.Guid", EDM_GUID}, {"Edm.Binary", EDM_BINARY}
-	};
-
-	for (int i = 0; i < (int) lengthof(names); i++)
-		if ((int) strlen(names[i].name) == len && memcmp(names[i].name, s, len) == 0)
-		{
-			*type = names[i].type;
-			return true;
-		}
-	return false;
-}
-
 static bool decode_value(const JsonbValue *jv, Value *v);
 
 /*
@@ -142,7 +124,7 @@ lookup(const TsFilterRow *row, const char *name, int namelen, Value *v)
 {
 	JsonbValue *jv;
 	JsonbValue *ann;
-	char		buf[TS_MAX_NAME_CHARS * 4 + sizeof(ANNOTATION_SUFFIX)];
+	char		buf[TS_MAX_NAME_CHARS * 4 + sizeof(TS_ANNOTATION_SUFFIX)];
 
 	memset(v, 0, sizeof(Value));
 
@@ -189,29 +171,22 @@ lookup(const TsFilterRow *row, const char *name, int namelen, Value *v)
 	if (jv == NULL)
 		return false;
 	memcpy(buf, name, namelen);
-	memcpy(buf + namelen, ANNOTATION_SUFFIX, sizeof(ANNOTATION_SUFFIX) - 1);
+	memcpy(buf + namelen, TS_ANNOTATION_SUFFIX, sizeof(TS_ANNOTATION_SUFFIX) - 1);
 	ann = getKeyJsonValueFromContainer(&row->props->root, buf,
-									   namelen + sizeof(ANNOTATION_SUFFIX) - 1, NULL);
+									   namelen + sizeof(TS_ANNOTATION_SUFFIX) - 1, NULL);
 
-	switch (jv->type)
+	if (jv->type != jbvString && jv->type != jbvNumeric && jv->type != jbvBool)
+		return false;			/* the stored form holds nothing else */
+	/* unannotated: a string, a Boolean, an Int32 if integral, else a Double */
+	v->type = ts_edm_type_of_json(jv);
+	if (ann != NULL && ann->type == jbvString)
 	{
-		case jbvString:
-			v->type = EDM_STRING;
-			break;
-		case jbvNumeric:
-			/* an unannotated number is an Int32 if integral, else a Double */
-			v->type = DatumGetInt32(DirectFunctionCall1(numeric_scale, NumericGetDatum(jv->val.numeric))) == 0 ?
-				EDM_INT32 : EDM_DOUBLE;
-			break;
-		case jbvBool:
-			v->type = EDM_BOOLEAN;
-			break;
-		default:
-			return false;		/* the stored form holds nothing else */
+		int			type = ts_edm_type_by_name(ann->val.string.val, ann->val.string.len);
+
+		if (type < 0)
+			return false;
+		v->type = (TsEdmType) type;
 	}
-	if (ann != NULL && ann->type == jbvString &&
-		!edm_type_from_name(ann->val.string.val, ann->val.string.len, &v->type))
-		return false;
 	return decode_value(jv, v);
 }
 

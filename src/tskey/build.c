@@ -29,7 +29,7 @@
 #include "utils/rel.h"
 #include "utils/tuplesort.h"
 
-#include "tablestore.h"
+#include "errors.h"
 #include "tskey_int.h"
 
 #define TSK_MAX_LEVELS	32

@@ -29,7 +29,7 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
-#include "tablestore.h"
+#include "errors.h"
 #include "tskey_int.h"
 
 /* What the unique check found. */

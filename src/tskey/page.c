@@ -27,7 +27,8 @@
 #include "utils/relfilenodemap.h"
 #include "utils/snapmgr.h"
 
-#include "tablestore.h"
+#include "edm.h"
+#include "utf16.h"
 #include "tskey_int.h"
 
 /*

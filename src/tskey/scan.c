@@ -31,7 +31,6 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
-#include "tablestore.h"
 #include "tskey_int.h"
 
 /* The range of one column: bounds and whether each includes its value. */

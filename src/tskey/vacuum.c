@@ -30,7 +30,6 @@
 #include "storage/lmgr.h"
 #include "utils/rel.h"
 
-#include "tablestore.h"
 #include "tskey_int.h"
 
 /*

@@ -50,6 +50,7 @@
 #include "utils/snapmgr.h"
 
 #include "tablestore.h"
+#include "edm.h"
 #include "tskey_int.h"
 
 #define corrupt(index, blkno, ...) \

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test/cluster/fuzz_router.sh: random input for every function of the
 # scale-out router (extension tablestore_router) on a live router with 2
-# shards.  The router's C code (src/router.c) parses the PL/Proxy results,
+# shards.  The router's C code (src/router/) parses the PL/Proxy results,
 # merges the pages of queries over every node and raises the shards' errors
 # again: what fuzz_live.sh throws at one node is thrown at it here.
 #
