@@ -13,13 +13,26 @@ cd "$(dirname "$0")/.."
 PGXS_PERL="$("$PGBIN/pg_config" --pkglibdir)/pgxs/src/test/perl"
 WORK=$(mktemp -d /tmp/tstap.XXXXXX)
 cp -r test/t test/perl "$WORK/"
-chown -R postgres: "$WORK"
 tests=("$@")
 [ ${#tests[@]} -gt 0 ] || tests=(test/t/*.pl)
 rel=()
 for t in "${tests[@]}"; do rel+=("t/$(basename "$t")"); done
+# the gateway's test (test/t/*_gateway.pl) runs the gateways, the fuzzer
+# and the scripts of test/gateway/ with the npm packages its lockfile pins:
+# they are built and installed here, as root, and copied with the tools
+# they source into $WORK/checkout (TS_CHECKOUT)
+if [[ " ${rel[*]}" == *_gateway.pl* ]]; then
+	make -s -C gateway tablestore-gateway tablestore-gateway-asan fuzz_batch || exit 1
+	if [ ! -d test/gateway/node_modules/@azure/data-tables ]; then
+		(cd test/gateway && npm ci --no-audit --no-fund --silent) || { echo "npm ci failed"; exit 1; }
+	fi
+	mkdir -p "$WORK/checkout/test"
+	cp -a gateway tools "$WORK/checkout/"
+	cp -a test/gateway "$WORK/checkout/test/"
+fi
+chown -R postgres: "$WORK"
 (cd "$WORK" && runuser -u postgres -- env PATH="$PGBIN:$PATH" TESTDIR="$WORK" PG_REGRESS="$("$PGBIN/pg_config" --pkglibdir)/pgxs/src/test/regress/pg_regress" \
-	TS_PRELOAD="${TS_PRELOAD:-1}" PGHOST= PGPORT= PGUSER= PGDATABASE= \
+	TS_PRELOAD="${TS_PRELOAD:-1}" TS_CHECKOUT="$WORK/checkout" PGHOST= PGPORT= PGUSER= PGDATABASE= \
 	prove -v -I "$PGXS_PERL" -I perl "${rel[@]}")
 rc=$?
 if [ $rc -eq 0 ]; then

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """test/gateway/acl_test.py: Get/Set Table ACL and SAS tokens with si
 (issue 22 item 8), in raw HTTP signed by hand, against the gateway of
-test/gateway/run.sh (GW_PORT, GW_DEV_KEY; account devstoreaccount1).
+test/t/010_gateway.pl (GW_PORT, GW_DEV_KEY; account devstoreaccount1).
 
 Set and get round-trip, the five-policy limit and what the service
 refuses (400 InvalidXmlDocument), a SAS cannot read or set ACLs (403), a

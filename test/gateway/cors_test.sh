@@ -12,7 +12,7 @@ cd "$(dirname "$0")/../.."
 GW_BIN_ASAN=${GW_BIN_ASAN:-gateway/tablestore-gateway-asan}
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
 export GW_DEV_KEY=${GW_DEV_KEY:-Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==}
-: "${GW_WORK:?run by test/gateway/run.sh (its accounts file)}"
+: "${GW_WORK:?run by test/t/010_gateway.pl (its accounts file)}"
 dir=$(mktemp -d /tmp/gwcors.XXXXXX)
 pid=
 . tools/lib.sh

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """test/gateway/fuzz_http.py: an HTTP fuzzer against tablestore-gateway.
 
-Runs against the (ASan) gateway test/gateway/run.sh started: GW_PORT and
+Runs against the (ASan) gateway test/t/010_gateway.pl started: GW_PORT and
 GW_DEV_KEY as for http_test.sh (and GW_SCHEME=https, GW_TLS_CA for a
 gateway serving HTTPS), TS_SERVER_LOG the database server's log.
 For FUZZ_HTTP_SECONDS (default 30) it sends, one at a time on a new

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test/gateway/http_test.sh: raw HTTP against tablestore-gateway (GW_PORT,
-# GW_DEV_KEY from test/gateway/run.sh): what the SDKs never send.  Requests
+# GW_DEV_KEY from test/t/010_gateway.pl): what the SDKs never send.  Requests
 # are signed here with openssl (Shared Key, Shared Key Lite, SAS); each
 # check compares the status and x-ms-error-code.  run.sh runs it four
 # times: over HTTP and HTTPS (GW_SCHEME, GW_TLS_CA), the account addressed

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """test/gateway/oauth_test.py: OAuth bearer tokens (issue 22, Azurite's
-oauth tests), against gateways of its own started from test/gateway/run.sh's
+oauth tests), against gateways of its own started from test/t/010_gateway.pl's
 set-up (GW_BIN_ASAN, GW_WORK with its accounts file, PGHOST, PGPORT).
 
 Keys and tokens are made here with openssl: two trusted RSA keys given to

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test/gateway/pool_test.sh: a gateway with ONE pooled connection
 # (--pool 1 --pool-wait-ms 300 --statement-timeout-ms 1500, started by
-# test/gateway/run.sh), one per account, each account in its own database:
+# test/t/010_gateway.pl), one per account, each account in its own database:
 # an account's requests run as its role (reader's refused write leaves its
 # connection usable, devstoreaccount1's table is its role's and invisible
 # to reader), a request that finds no free connection in time gets 503

@@ -3,7 +3,7 @@
 
 Starts its own gateway (the -O2 build: RSS under ASan means nothing; the
 binary is argv[1], else $GW_BIN, else gateway/tablestore-gateway) on the test
-database of test/gateway/run.sh ($GW_DB, else "host=$PGHOST port=$PGPORT
+database of test/t/010_gateway.pl ($GW_DB, else "host=$PGHOST port=$PGPORT
 dbname=gwtest user=gwt_auth", account devstoreaccount1 with role gwt_dev),
 with small limits, and runs five attacks one after the other, each from
 source addresses 127.0.0.2..127.0.0.9 for a bounded time:

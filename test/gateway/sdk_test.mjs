@@ -1,5 +1,5 @@
 // test/gateway/sdk_test.mjs: the Azure Tables JavaScript SDK (@azure/data-tables,
-// unchanged) against a live tablestore-gateway.  Run by test/gateway/run.sh with
+// unchanged) against a live tablestore-gateway.  Run by test/t/010_gateway.pl with
 //   GW_PORT     the gateway's port
 //   GW_READER_KEY  the base64 key of account "reader", in its own database with
 //               a table readertab it may only read (SELECT); without it, the

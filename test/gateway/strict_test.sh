@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test/gateway/strict_test.sh: one meaning per byte sequence (issue 20,
 # findings 10-13) against tablestore-gateway (GW_PORT, GW_DEV_KEY, PGHOST
-# from test/gateway/run.sh):
+# from test/t/010_gateway.pl):
 #   - a $batch is one change set and nothing else: a second change set, a
 #     request outside the change set, a missing or garbled close delimiter
 #     or text after it is a 400 before anything runs (finding 10);

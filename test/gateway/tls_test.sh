@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test/gateway/tls_test.sh: a gateway serving HTTPS (--tls-cert, --tls-key;
-# started by test/gateway/run.sh with a throwaway certificate for
+# started by test/t/010_gateway.pl with a throwaway certificate for
 # 127.0.0.1 and *.table.tstest, GW_TLS_CA), addressed path- or host-style
 # (GW_STYLE): Shared Key Lite over TLS with the certificate verified, https
 # URLs in the answers, a SAS restricted to https accepted there, and plain
