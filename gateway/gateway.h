@@ -205,6 +205,8 @@ extern json_object *shape_entity_keyed(Req *r, const char *table, json_object *e
 									   const char *pk, const char *rk);
 
 /* auth.c */
+extern bool hmac_sha256(const unsigned char *key, size_t keylen, const void *data, size_t len,
+						unsigned char *out);
 extern bool authenticate(Req *r, Resp *resp);
 extern void refuse_secondary_write(Req *r, Resp *resp);
 extern int	key_cmp(const char *a, const char *b);
