@@ -11,6 +11,8 @@
 #   ENTITIES_1=20000 ...                  # fewer for the one-at-a-time upserts
 #   AZURITE_MAIN=/path/dist/src/table/main.js   # a built Azurite (else npm's azurite@3)
 #   AZURITE=0 ...                         # the gateway alone
+#   BUILD=0 ...                           # without building and installing first
+#   GATEWAY_BIN=path ...                  # another build of the gateway (a before/after)
 #   PERF_DIR=DIR ...                      # perf record -g the gateway and its
 #                                         # backends during each gateway workload
 #
@@ -38,9 +40,11 @@ WORKLOADS=${WORKLOADS:-"upsert16 upsert1 batch read"}
 AZURITE=${AZURITE:-1}
 SETTINGS="-c shared_buffers=512MB -c synchronous_commit=off -c max_connections=50"
 
-ts_install_deps
-ts_build_install >/dev/null
-make -s -C gateway tablestore-gateway
+if [ "${BUILD:-1}" = 1 ]; then	# BUILD=0: the extension and gateway as they are
+	ts_install_deps
+	ts_build_install >/dev/null
+	make -s -C gateway tablestore-gateway
+fi
 if [ ! -d test/gateway/node_modules/@azure/data-tables ]; then
 	(cd test/gateway && npm ci --no-audit --no-fund --silent)
 fi
@@ -48,6 +52,7 @@ fi
 DIR=$(mktemp -d /tmp/tsgwsdk.XXXXXX)
 pids=""
 cleanup() {
+	set +e	# a process that is gone already must not stop the cleanup
 	for p in $pids; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
 	ts_stop_server "$DIR"
 	rm -rf "$DIR"
@@ -60,7 +65,7 @@ psql -X -q -d bench -c "CREATE EXTENSION tablestore" -c "CREATE ROLE bench_dev" 
 
 # as deployed: the account acts as its own role (set_config per request)
 key="Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
-gateway/tablestore-gateway --db "host=$DIR dbname=bench user=postgres" --port 0 --port-file "$DIR/gw.port" \
+"${GATEWAY_BIN:-gateway/tablestore-gateway}" --db "host=$DIR dbname=bench user=postgres" --port 0 --port-file "$DIR/gw.port" \
 	--account "devstoreaccount1:$key:bench_dev" --pool 8 --threads 16 >"$DIR/gw.log" 2>&1 &
 gwpid=$!
 pids="$pids $gwpid"
@@ -102,7 +107,7 @@ hz=$(getconf CLK_TCK)
 # ms_per_k TICKS N: CPU milliseconds per 1,000 entities
 ms_per_k() { awk -v t="$1" -v n="$2" -v hz="$hz" 'BEGIN { printf "%.1f", n ? t * 1e6 / hz / n : 0 }'; }
 
-OUT=bench/results
+OUT=${OUT:-bench/results}
 mkdir -p "$OUT"
 CSV=$OUT/gateway_sdk.csv
 echo "target,workload,entities,seconds,entities_per_s,errors,cpu_ms_per_1000,gateway_ms_per_1000,postgres_ms_per_1000" >"$CSV"
