@@ -14,6 +14,7 @@
  */
 #include "gateway.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,9 +22,10 @@
 #include <sys/time.h>
 #include <time.h>
 
+#include <openssl/core_names.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
-#include <openssl/hmac.h>
+#include <openssl/params.h>
 
 #include "../src/utf16.h"
 
@@ -35,16 +37,114 @@
 #define SIGNATURE_MISMATCH \
 	"the signature does not match, or the request's date is not within 15 minutes of the server's time"
 
+/* A thread's HMAC context and the key it was last keyed with. */
+typedef struct HmacTls
+{
+	EVP_MAC_CTX *ctx;
+	size_t		keylen;			/* SIZE_MAX: none */
+	unsigned char key[128];
+} HmacTls;
+
+static pthread_key_t hmac_key;
+static pthread_once_t hmac_once = PTHREAD_ONCE_INIT;
+
+/* hmac_tls_free: a thread's context, freed when the thread ends. */
+static void
+hmac_tls_free(void *p)
+{
+	HmacTls    *t = p;
+
+	EVP_MAC_CTX_free(t->ctx);
+	OPENSSL_cleanse(t->key, sizeof(t->key));
+	free(t);
+}
+
+static void
+hmac_key_init(void)
+{
+	(void) pthread_key_create(&hmac_key, hmac_tls_free);
+}
+
+/*
+ * hmac_tls: the calling thread's context, its digest set (NULL on an
+ * OpenSSL or memory failure).
+ */
+static HmacTls *
+hmac_tls(void)
+{
+	HmacTls    *t;
+	EVP_MAC    *mac;
+	OSSL_PARAM	params[] = {
+		OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, (char *) "SHA256", 0),
+		OSSL_PARAM_construct_end()
+	};
+
+	pthread_once(&hmac_once, hmac_key_init);
+	if ((t = pthread_getspecific(hmac_key)) != NULL)
+		return t;
+	if ((t = calloc(1, sizeof(HmacTls))) == NULL)
+		return NULL;
+	t->keylen = SIZE_MAX;
+	mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
+	t->ctx = mac ? EVP_MAC_CTX_new(mac) : NULL;
+	EVP_MAC_free(mac);			/* the context holds its own reference */
+	if (t->ctx == NULL || EVP_MAC_CTX_set_params(t->ctx, params) != 1 ||
+		pthread_setspecific(hmac_key, t) != 0)
+	{
+		EVP_MAC_CTX_free(t->ctx);
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+/*
+ * hmac_sha256: HMAC-SHA256(key, data) into out (32 bytes); false on an
+ * OpenSSL failure.  OpenSSL 3's one-shot HMAC() looks the MAC and the digest
+ * up by name in its provider tables on every call (a lock and a hash lookup
+ * each), which was most of a signature check's cost in the profile of
+ * single-entity requests; each thread keeps one context, its digest set
+ * once, and re-keys it only when the key differs from its last call's
+ * (re-keying hashes the key's pads; the same key reuses them).
+ */
+bool
+hmac_sha256(const unsigned char *key, size_t keylen, const void *data, size_t len,
+			unsigned char *out)
+{
+	HmacTls    *t = hmac_tls();
+	size_t		outlen = 0;
+
+	if (t == NULL)
+		return false;
+	/* the same key as the thread's last call (one account): keep its pads */
+	if (keylen == t->keylen && memcmp(key, t->key, keylen) == 0)
+		key = NULL;
+	else if (keylen <= sizeof(t->key))
+	{
+		memcpy(t->key, key, keylen);
+		t->keylen = keylen;
+	}
+	else
+		t->keylen = SIZE_MAX;
+	if (EVP_MAC_init(t->ctx, key, key ? keylen : 0, NULL) != 1 ||
+		EVP_MAC_update(t->ctx, data, len) != 1 ||
+		EVP_MAC_final(t->ctx, out, &outlen, 32) != 1 || outlen != 32)
+	{
+		t->keylen = SIZE_MAX;
+		return false;
+	}
+	return true;
+}
+
 /* sign: base64(HMAC-SHA256(account key, text)), malloc'd. */
 static char *
 sign(Account *a, const char *text, size_t len)
 {
-	unsigned char mac[EVP_MAX_MD_SIZE];
-	unsigned int maclen = 0;
+	unsigned char mac[32];
 
-	if (HMAC(EVP_sha256(), a->key, a->keylen, (const unsigned char *) text, len, mac, &maclen) == NULL)
+	if (!hmac_sha256(a->key, a->keylen, text, len, mac))
 		return xstrdup("");
-	return b64_encode(mac, maclen);
+	return b64_encode(mac, sizeof(mac));
 }
 
 /* same_sig: constant-time comparison of two signatures. */

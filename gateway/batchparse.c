@@ -589,6 +589,9 @@ sub_to_op(SubReq *s, json_object **out, const char **opname, bool *dup)
 	json_object_object_add(op, "entity", entity);
 	if (s->if_match && strcmp(name, "retrieve") != 0)
 		json_object_object_add(op, "if_match", json_object_new_string(s->if_match));
+	/* an insert answered without content: the database need not echo it */
+	if (strcmp(name, "insert") == 0 && s->prefer == PREFER_NO_CONTENT)
+		json_object_object_add(op, "return_entity", json_object_new_boolean(0));
 	*out = op;
 	return NULL;
 }

@@ -299,6 +299,8 @@ extern bool req_charge(Req *r, size_t n);
 extern void req_release(Req *r, size_t n);
 
 /* auth.c */
+extern bool hmac_sha256(const unsigned char *key, size_t keylen, const void *data, size_t len,
+						unsigned char *out);
 extern bool authenticate(Req *r, Resp *resp);
 extern int	key_cmp(const char *a, const char *b);
 extern bool key_in_range(Req *r, const char *pk, const char *rk);

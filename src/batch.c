@@ -52,6 +52,7 @@ typedef struct BatchOp
 	TsEntity   *entity;
 	bool		conditional;	/* If-Match is an ETag */
 	int64		ticks;			/* ... standing for this Timestamp */
+	bool		no_entity;		/* an insert's result row without its entity */
 } BatchOp;
 
 static const struct
@@ -139,6 +140,7 @@ parse_element(JsonbValue *elem, BatchOp *op)
 	JsonbValue *opname = NULL;
 	JsonbValue *entity = NULL;
 	JsonbValue *if_match = NULL;
+	JsonbValue *return_entity = NULL;
 	int			k;
 
 	if (elem->type != jbvBinary || !JsonContainerIsObject(elem->val.binary.data))
@@ -160,10 +162,12 @@ parse_element(JsonbValue *elem, BatchOp *op)
 			slot = &entity;
 		else if (strcmp(key, "if_match") == 0)
 			slot = &if_match;
+		else if (strcmp(key, "return_entity") == 0)
+			slot = &return_entity;
 		else
 			ts_ereport(ERROR, TS_InvalidInput,
 					   errmsg("batch operation has unrecognized member \"%s\"", ts_clip(key, strlen(key))),
-					   errhint("A batch operation has the members \"op\", \"entity\" and \"if_match\"."));
+					   errhint("A batch operation has the members \"op\", \"entity\", \"if_match\" and \"return_entity\"."));
 		tok = JsonbIteratorNext(&it, &v, true);
 		*slot = palloc(sizeof(JsonbValue));
 		**slot = v;
@@ -191,6 +195,23 @@ parse_element(JsonbValue *elem, BatchOp *op)
 		op->entity = ts_entity_keys_from_json(JsonbValueToJsonb(entity));
 	else
 		op->entity = ts_entity_from_json(JsonbValueToJsonb(entity));
+
+	/*
+	 * return_entity false: an insert's result row leaves out the entity (a
+	 * client that asked for no content, as the gateway's Prefer:
+	 * return-no-content, would only have it built and dropped)
+	 */
+	op->no_entity = false;
+	if (return_entity != NULL)
+	{
+		if (return_entity->type != jbvBool)
+			ts_ereport(ERROR, TS_InvalidInput,
+					   errmsg("\"return_entity\" must be a boolean"));
+		if (op->kind != TS_OP_INSERT)
+			ts_ereport(ERROR, TS_InvalidInput,
+					   errmsg("batch operation \"%s\" takes no \"return_entity\"", op_names[k].name));
+		op->no_entity = !return_entity->val.boolean;
+	}
 
 	op->conditional = false;
 	if (if_match != NULL)
@@ -356,7 +377,7 @@ result_row(int index, const BatchOp *op, const TsOpResult *r)
 		v.val.string.len = strlen(etag);
 		pushJsonbValue(&st, WJB_VALUE, &v);
 	}
-	if (op->kind == TS_OP_INSERT || op->kind == TS_OP_RETRIEVE)
+	if ((op->kind == TS_OP_INSERT && !op->no_entity) || op->kind == TS_OP_RETRIEVE)
 	{
 		Jsonb	   *e = ts_entity_output(op->entity->partition_key, op->entity->row_key,
 										 r->ts, r->props, NULL);

@@ -110,6 +110,17 @@ SELECT count(*) FROM tablestore.execute_batch('Orders', '[
 COMMIT;
 SELECT * FROM entities() WHERE pk = 'c7';
 
+-- return_entity false: an insert's row without its entity (the gateway's
+-- Prefer: return-no-content), the entity stored all the same
+SELECT r - 'etag' #- '{entity,Timestamp}' #- '{entity,odata.etag}' AS row, r ? 'etag' AS has_etag
+  FROM tablestore.execute_batch('Orders',
+  '[{"op": "insert", "entity": {"PartitionKey": "c9", "RowKey": "1", "N": 1}, "return_entity": false},
+    {"op": "insert", "entity": {"PartitionKey": "c9", "RowKey": "2", "N": 2}, "return_entity": true},
+    {"op": "insert", "entity": {"PartitionKey": "c9", "RowKey": "3", "N": 3}}]') AS r;
+SELECT tablestore.get_entity('Orders', 'c9', '1') - 'odata.etag' - 'Timestamp' AS stored;
+SELECT * FROM tablestore.execute_batch('Orders', '[{"op": "insert", "entity": {"PartitionKey": "c9", "RowKey": "4"}, "return_entity": 0}]');
+SELECT * FROM tablestore.execute_batch('Orders', '[{"op": "insert_or_replace", "entity": {"PartitionKey": "c9", "RowKey": "4"}, "return_entity": false}]');
+
 -- a role that may not write the table cannot run (or lock) a batch on it
 CREATE ROLE regress_ts_nobody;
 SET ROLE regress_ts_nobody;
