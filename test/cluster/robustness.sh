@@ -546,8 +546,15 @@ SELECT pg_temp.try($q$ SELECT tablestore.delete_table('Half') $q$);
 \! psql -X -At -h $TSDIR/shard0 -d tablestore -c "SELECT 'shard0: ' || string_agg(t, ',' ORDER BY t) FROM tablestore.list_tables() t WHERE t IN ('During', 'Half', 'Outage')"
 SELECT pg_temp.try($q$ SELECT tablestore.delete_table('Half') $q$);
 SQL
+	# Without PL/Proxy's "WARNING: PL/Proxy: detected unstable connection"
+	# (01000, no SQLSTATE of its own): when shard1 has closed the
+	# connection by the time the next call checks it, PL/Proxy says so
+	# before the call fails with TS503; when not, the call fails alone.
+	# Which comes first is a race (under load the warning came in 1 of 5
+	# runs), not the router's behaviour; the router relays the warning
+	# (src/router.c runs PL/Proxy calls at client_min_messages WARNING).
 	TSDIR=$DIR R -v ON_ERROR_STOP=0 -v VERBOSITY=sqlstate -f "$DIR/outage.sql" 2>&1 |
-		sed 's/^psql:[^ ]*:[0-9]*: //' >"$DIR/outage.out"
+		sed -e 's/^psql:[^ ]*:[0-9]*: //' -e '/^WARNING:  01000$/d' >"$DIR/outage.out"
 	cat >"$DIR/outage.expected" <<'OUT'
 b on node 0, a on node 1
 
