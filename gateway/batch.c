@@ -213,19 +213,21 @@ handle_batch(Req *r, Resp *resp)
 	{
 		json_object *op;
 		const char *opname = NULL;
-		bool		dup;
+		const char *code;
 
 		if (i > 0 && strcasecmp(subs[i].table, subs[0].table) != 0)
 		{
 			err = "the operations of a batch must address one table";
 			goto bad;
 		}
-		if ((err = sub_to_op(&subs[i], &op, &opname, &dup)) != NULL)
+		if ((err = sub_to_op(&subs[i], &op, &opname, &code)) != NULL)
 		{
-			if (!dup)
+			if (code == NULL)
 				goto bad;
-			answer_failed_op(r, resp, query, i, 400, "DuplicatePropertiesSpecified",
-							 GW_JSON_DUPLICATE_MESSAGE, err);
+			/* an error of this operation, as alone: the batch's answer names it */
+			answer_failed_op(r, resp, query, i, 400, code,
+							 strcmp(code, "DuplicatePropertiesSpecified") == 0 ? GW_JSON_DUPLICATE_MESSAGE :
+							 "An HTTP header that's mandatory for this request is not specified.", err);
 			goto done;
 		}
 		json_object_array_add(ops, op);

@@ -457,11 +457,18 @@ parse_sub_request(Req *r, Cur c, SubReq *sub)
 
 	if (h.x_method.p)
 	{
-		if (strcmp(sub->method, "POST") != 0 || h.x_method.end - h.x_method.p != 5 ||
-			strncmp(h.x_method.p, "MERGE", 5) != 0)
-			return "X-HTTP-Method in a change set must be MERGE on a POST";
+		/* as alone (dispatch.c): on a POST, MERGE, PATCH, PUT or DELETE */
+		static const char *const xms[] = {"MERGE", "PATCH", "PUT", "DELETE"};
+		size_t		n = h.x_method.end - h.x_method.p;
+		const char *xm = NULL;
+
+		for (size_t i = 0; i < sizeof(xms) / sizeof(xms[0]); i++)
+			if (n == strlen(xms[i]) && strncmp(h.x_method.p, xms[i], n) == 0)
+				xm = xms[i];
+		if (strcmp(sub->method, "POST") != 0 || xm == NULL)
+			return "X-HTTP-Method in a change set must be MERGE, PATCH, PUT or DELETE on a POST";
 		free(sub->method);
-		sub->method = xstrdup("MERGE");
+		sub->method = xstrdup(xm);
 	}
 
 	/* the path after scheme, host and account */
@@ -484,7 +491,15 @@ parse_sub_request(Req *r, Cur c, SubReq *sub)
 	if (strncmp(path, r->acct->name, alen) == 0 && path[alen] == '/')
 		path += alen + 1;
 	else if (strncmp(path, r->acct->name, alen) == 0 && strncmp(path + alen, "-secondary/", 11) == 0)
+	{
+		/* the read-only secondary is no place for a batch sent to the primary */
+		if (!r->secondary)
+		{
+			free(url);
+			return "a change set request URL addresses the secondary, its batch the primary";
+		}
 		path += alen + 11;
+	}
 	if (!pct_decode(path) ||
 		!parse_entity_path(path, &sub->table, &sub->pk, &sub->rk, &sub->has_keys))
 	{
@@ -529,25 +544,32 @@ parse_part(Req *r, Span part, SubReq *sub)
 
 /*
  * sub_to_op: the execute_batch element of a sub-request; an error text or
- * NULL.  *opname is the SAS operation.  *dup is set when the body is JSON
- * but an object in it names a member twice (the operation's own error,
- * DuplicatePropertiesSpecified, rather than a malformed batch).
+ * NULL.  *opname is the SAS operation.  *code is set when the error is
+ * the operation's own, as the same request alone would get it, rather than
+ * a malformed batch: DuplicatePropertiesSpecified (a JSON object names a
+ * member twice), MissingRequiredHeader (a DELETE without If-Match).
  */
 const char *
-sub_to_op(SubReq *s, json_object **out, const char **opname, bool *dup)
+sub_to_op(SubReq *s, json_object **out, const char **opname, const char **code)
 {
 	json_object *op;
 	json_object *entity = NULL;
 	const char *name;
 
 	*out = NULL;
-	*dup = false;
+	*code = NULL;
 	if (strcmp(s->method, "DELETE") == 0 || strcmp(s->method, "GET") == 0)
 	{
 		if (!s->has_keys)
 			return "a DELETE or GET in a change set must name an entity";
 		if (s->body_len > 0)
 			return "a DELETE or GET in a change set has a body";
+		/* as alone (entities.c): Delete Entity needs If-Match */
+		if (strcmp(s->method, "DELETE") == 0 && s->if_match == NULL)
+		{
+			*code = "MissingRequiredHeader";
+			return "Delete Entity needs If-Match (an ETag or *)";
+		}
 		entity = json_object_new_object();
 		name = strcmp(s->method, "GET") == 0 ? "retrieve" : "delete";
 		*opname = entity_op(s->method, true, s->if_match != NULL);
@@ -561,7 +583,7 @@ sub_to_op(SubReq *s, json_object **out, const char **opname, bool *dup)
 			case JSON_OK:
 				break;
 			case JSON_DUPLICATE:
-				*dup = true;
+				*code = "DuplicatePropertiesSpecified";
 				return why;
 			case JSON_INVALID:
 				return "a change set request's body is not JSON";

@@ -142,6 +142,7 @@ req_reset(Req *r)
 	free(r->target.table);
 	free(r->target.pk);
 	free(r->target.rk);
+	free(r->if_match_buf);
 	free(r->base);
 	for (int i = 0; i < r->nparams; i++)
 	{

@@ -128,6 +128,52 @@ new_uuid(char *out)
 }
 
 /*
+ * utf8_seq_len: the length of the well-formed UTF-8 sequence at p (at most
+ * end - p bytes), or 0 if it is not one (Unicode 15, table 3-7: no overlong form, no surrogate,
+ * nothing above U+10FFFF).  The one check of UTF-8 in the gateway: JSON
+ * bodies (json.c) and percent-decoded URLs (pct_decode).
+ */
+int
+utf8_seq_len(const unsigned char *p, const unsigned char *end)
+{
+	unsigned char c = p[0];
+	unsigned char lo = 0x80,
+				hi = 0xbf;
+	int			n;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+	{
+		n = 3;
+		if (c == 0xe0)
+			lo = 0xa0;			/* no overlong forms */
+		else if (c == 0xed)
+			hi = 0x9f;			/* no surrogates */
+	}
+	else if (c >= 0xf0 && c <= 0xf4)
+	{
+		n = 4;
+		if (c == 0xf0)
+			lo = 0x90;
+		else if (c == 0xf4)
+			hi = 0x8f;			/* nothing above U+10FFFF */
+	}
+	else
+		return 0;
+	if (end - p < n)
+		return 0;
+	if (p[1] < lo || p[1] > hi)
+		return 0;
+	for (int i = 2; i < n; i++)
+		if (p[i] < 0x80 || p[i] > 0xbf)
+			return 0;
+	return n;
+}
+
+/*
  * pct_decode: percent-decode in place with libmicrohttpd's decoder ('+'
  * stays '+', as SAS signatures need).  False if a '%' is not followed by
  * two hex digits, or the result holds a NUL byte or is not valid UTF-8,
@@ -153,28 +199,11 @@ pct_decode(char *s)
 		return false;
 	while (i < n)
 	{
-		unsigned char c = p[i];
-		int			extra;
+		int			len = utf8_seq_len(p + i, p + n);
 
-		if (c < 0x80)
-		{
-			i++;
-			continue;
-		}
-		else if ((c & 0xe0) == 0xc0 && c >= 0xc2)
-			extra = 1;
-		else if ((c & 0xf0) == 0xe0)
-			extra = 2;
-		else if ((c & 0xf8) == 0xf0 && c <= 0xf4)
-			extra = 3;
-		else
+		if (len == 0)
 			return false;
-		if (i + extra >= n)
-			return false;
-		for (int k = 1; k <= extra; k++)
-			if ((p[i + k] & 0xc0) != 0x80)
-				return false;
-		i += extra + 1;
+		i += len;
 	}
 	return true;
 }

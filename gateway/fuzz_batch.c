@@ -57,9 +57,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	{
 		json_object *op = NULL;
 		const char *opname;
-		bool		dup;
+		const char *code;
 
-		if (sub_to_op(&subs[i], &op, &opname, &dup) == NULL)
+		if (sub_to_op(&subs[i], &op, &opname, &code) == NULL)
 			json_object_put(op);
 		free_sub(&subs[i]);
 	}

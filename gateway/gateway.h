@@ -221,7 +221,9 @@ typedef struct Req
 	char	   *rest;			/* decoded path after the account */
 	Target		target;			/* what rest addresses */
 	Prefer		prefer;			/* the Prefer header */
-	const char *if_match;		/* the If-Match header, NULL if none */
+	const char *if_match;		/* the If-Match header without the blanks
+								 * around it (RFC 7230's OWS), NULL if none */
+	char	   *if_match_buf;	/* its trimmed copy, when it had blanks */
 	QueryOpts	query;			/* $filter, $select, $top, continuation */
 	Param		params[GW_MAX_PARAMS];
 	int			nparams;
@@ -277,6 +279,7 @@ extern void continuation_headers(Req *r, Resp *resp, const char *table, const ch
 
 /* encode.c: percent-encoding, base64, UUIDs */
 extern bool pct_decode(char *s);
+extern int	utf8_seq_len(const unsigned char *p, const unsigned char *end);
 extern void url_encode_key(Buf *b, const char *key);
 extern void entity_path(Buf *b, const char *table, const char *pk, const char *rk);
 extern char *b64_encode(const unsigned char *data, size_t len);
@@ -390,7 +393,7 @@ typedef struct SubReq
 extern const char *batch_parse(Req *r, const char *ctype, const char *start, size_t len,
 							   SubReq *subs, int *nsubs, bool *too_many, bool *query);
 extern void free_sub(SubReq *s);
-extern const char *sub_to_op(SubReq *s, json_object **out, const char **opname, bool *dup);
+extern const char *sub_to_op(SubReq *s, json_object **out, const char **opname, const char **code);
 
 /*
  * json.c: the strict reader of request JSON (json_parse_strict is its

@@ -85,49 +85,6 @@ skip_ws(JsonParser *ps)
 		ps->p++;
 }
 
-/*
- * utf8_len: the length of the well-formed UTF-8 sequence at p (at most
- * end - p bytes), or 0 if it is not one (Unicode 15, table 3-7).
- */
-static int
-utf8_len(const unsigned char *p, const unsigned char *end)
-{
-	unsigned char c = p[0];
-	unsigned char lo = 0x80,
-				hi = 0xbf;
-	int			n;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		n = 2;
-	else if (c >= 0xe0 && c <= 0xef)
-	{
-		n = 3;
-		if (c == 0xe0)
-			lo = 0xa0;			/* no overlong forms */
-		else if (c == 0xed)
-			hi = 0x9f;			/* no surrogates */
-	}
-	else if (c >= 0xf0 && c <= 0xf4)
-	{
-		n = 4;
-		if (c == 0xf0)
-			lo = 0x90;
-		else if (c == 0xf4)
-			hi = 0x8f;			/* nothing above U+10FFFF */
-	}
-	else
-		return 0;
-	if (end - p < n)
-		return 0;
-	if (p[1] < lo || p[1] > hi)
-		return 0;
-	for (int i = 2; i < n; i++)
-		if (p[i] < 0x80 || p[i] > 0xbf)
-			return 0;
-	return n;
-}
 
 /* hex4: the value of four hex digits at p, or -1. */
 static long
@@ -225,7 +182,7 @@ parse_string(JsonParser *ps)
 		}
 		if (*ps->p >= 0x80)
 		{
-			int			n = utf8_len(ps->p, ps->end);
+			int			n = utf8_seq_len(ps->p, ps->end);
 
 			if (n == 0)
 			{

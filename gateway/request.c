@@ -315,6 +315,22 @@ request_parse(Req *r, Resp *resp)
 	r->prefer = parse_prefer(prefer.data);
 	buf_free(&prefer);
 	r->if_match = req_header(r, "If-Match");
+	if (r->if_match != NULL)
+	{
+		/*
+		 * a field value excludes the blanks around it (RFC 7230, 3.2.4):
+		 * libmicrohttpd drops the leading ones, the trailing ones are
+		 * dropped here, as the batch parser drops both
+		 */
+		size_t		n = strlen(r->if_match);
+
+		while (n > 0 && (r->if_match[n - 1] == ' ' || r->if_match[n - 1] == '\t'))
+			n--;
+		while (n > 0 && (r->if_match[0] == ' ' || r->if_match[0] == '\t'))
+			r->if_match++, n--;
+		if (n != strlen(r->if_match))
+			r->if_match = r->if_match_buf = xstrndup(r->if_match, n);
+	}
 	r->query.filter = req_param(r, "$filter");
 	r->query.select = req_param(r, "$select");
 	r->query.top = parse_top(req_param(r, "$top"));

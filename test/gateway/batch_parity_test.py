@@ -1,0 +1,174 @@
+#!/usr/bin/python3
+"""test/gateway/batch_parity_test.py: an operation inside a batch means what
+the same request alone means (the outside attack on the restructured
+gateway, its findings 1, 2, 4 and 5), against the gateway of
+test/t/010_gateway.pl (GW_PORT, GW_DEV_KEY; account devstoreaccount1).
+
+  - DELETE without If-Match: alone 400 MissingRequiredHeader, in a change
+    set the operation's 400 MissingRequiredHeader; the entity stays;
+  - If-Match with blanks around it: the same entity tag alone and in a batch;
+  - X-HTTP-Method on a POST: MERGE, PATCH, PUT and DELETE alone and in a
+    change set alike;
+  - a change set sent to the primary whose URL names <account>-secondary is
+    refused, nothing written;
+  - percent-encoded UTF-8 that is not well formed (a surrogate, an overlong
+    form, a code point above U+10FFFF) is the gateway's 400 in a query
+    parameter, an entity key and a sub-request's URL.
+"""
+import base64
+import hashlib
+import hmac
+import http.client
+import json
+import os
+import sys
+import uuid
+from email.utils import formatdate
+
+PORT = int(os.environ["GW_PORT"])
+KEY = base64.b64decode(os.environ["GW_DEV_KEY"])
+ACCT = "devstoreaccount1"
+failures = 0
+passes = 0
+
+
+def check(name, cond, detail=""):
+    global failures, passes
+    if cond:
+        passes += 1
+    else:
+        failures += 1
+        print(f"FAIL {name} {detail}")
+
+
+def request(method, path, body=None, headers=None, query=""):
+    """a Shared Key Lite request on path (after the account, as sent)"""
+    date = formatdate(usegmt=True)
+    h = {"x-ms-version": "2019-02-02", "Accept": "application/json;odata=nometadata", "x-ms-date": date,
+         "DataServiceVersion": "3.0"}
+    res = f"/{ACCT}/{ACCT}/{path}"
+    sig = base64.b64encode(hmac.new(KEY, f"{date}\n{res}".encode(), hashlib.sha256).digest()).decode()
+    h["Authorization"] = f"SharedKeyLite {ACCT}:{sig}"
+    if isinstance(body, (dict, list)):
+        body = json.dumps(body).encode()
+        h["Content-Type"] = "application/json"
+    h.update(headers or {})
+    c = http.client.HTTPConnection("127.0.0.1", PORT, timeout=30)
+    c.putrequest(method, f"/{ACCT}/{path}" + (f"?{query}" if query else ""), skip_accept_encoding=True)
+    for k, v in h.items():
+        c.putheader(k, v)
+    c.putheader("Content-Length", str(len(body or b"")))
+    c.endheaders(body or None)
+    r = c.getresponse()
+    data = r.read().decode("utf-8", "replace")
+    c.close()
+    global last_etag
+    last_etag = r.getheader("ETag")
+    return r.status, r.getheader("x-ms-error-code", ""), data
+
+
+def batch(parts, url_prefix=None):
+    """a change set of (method, path, body, headers); (status, parts' status lines and codes, text)"""
+    cs = "changeset_" + uuid.uuid4().hex
+    bb = "batch_" + uuid.uuid4().hex
+    prefix = url_prefix or f"http://127.0.0.1:{PORT}/{ACCT}"
+    out = [f"--{bb}\r\nContent-Type: multipart/mixed; boundary={cs}\r\n\r\n"]
+    for method, path, body, headers in parts:
+        lines = [f"{method} {prefix}/{path} HTTP/1.1", "Accept: application/json;odata=nometadata",
+                 "DataServiceVersion: 3.0"]
+        for k, v in (headers or {}).items():
+            lines.append(f"{k}: {v}")
+        text = json.dumps(body) if body is not None else ""
+        if body is not None:
+            lines.append("Content-Type: application/json")
+            lines.append(f"Content-Length: {len(text.encode())}")
+        out.append(f"--{cs}\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n"
+                   + "\r\n".join(lines) + "\r\n\r\n" + text + "\r\n")
+    out.append(f"--{cs}--\r\n--{bb}--\r\n")
+    st, code, text = request("POST", "$batch", "".join(out).encode(),
+                             {"Content-Type": f"multipart/mixed; boundary={bb}"})
+    inner = [ln.split(" ")[1] for ln in text.split("\r\n") if ln.startswith("HTTP/1.1 ")]
+    return st, code, inner, text
+
+
+last_etag = None
+
+
+def etag_of(table, pk, rk):
+    st, _, _ = request("GET", f"{table}(PartitionKey='{pk}',RowKey='{rk}')")
+    return last_etag if st == 200 else None
+
+
+def put(table, rk):
+    st, _, _ = request("PUT", f"{table}(PartitionKey='p',RowKey='{rk}')", {"v": 1})
+    return st == 204
+
+
+table = "parity" + uuid.uuid4().hex[:8]
+st, _, _ = request("POST", "Tables", {"TableName": table})
+check("create table", st == 201, str(st))
+
+# 1. DELETE without If-Match
+put(table, "d1")
+put(table, "d2")
+st, code, _ = request("DELETE", f"{table}(PartitionKey='p',RowKey='d1')")
+check("DELETE without If-Match alone", st == 400 and code == "MissingRequiredHeader", f"{st} {code}")
+st, code, inner, text = batch([("DELETE", f"{table}(PartitionKey='p',RowKey='d2')", None, {})])
+check("DELETE without If-Match in a change set", st == 202 and inner == ["400"] and "MissingRequiredHeader" in text,
+      f"{st} {inner} {text[-300:]}")
+check("both entities kept", etag_of(table, "p", "d1") is not None and etag_of(table, "p", "d2") is not None)
+
+# 2. If-Match with blanks around it
+for blank in (" ", "\t", "  \t"):
+    put(table, "w1")
+    put(table, "w2")
+    st, code, _ = request("DELETE", f"{table}(PartitionKey='p',RowKey='w1')",
+                          headers={"If-Match": etag_of(table, "p", "w1") + blank})
+    st2, _, inner, text = batch([("DELETE", f"{table}(PartitionKey='p',RowKey='w2')", None,
+                                  {"If-Match": etag_of(table, "p", "w2") + blank})])
+    check(f"If-Match with {blank!r} after it, alone and in a batch", st == 204 and st2 == 202 and inner == ["204"],
+          f"{st} {code} / {st2} {inner}")
+put(table, "s1")
+st, code, _ = request("PUT", f"{table}(PartitionKey='p',RowKey='s1')", {"v": 2}, {"If-Match": " * "})
+st2, _, inner, _ = batch([("PUT", f"{table}(PartitionKey='p',RowKey='s1')", {"v": 3}, {"If-Match": " * "})])
+check("If-Match ' * ' alone and in a batch", st == 204 and inner == ["204"], f"{st} {code} / {inner}")
+
+# 3. X-HTTP-Method on a POST
+for xm, expect_single, expect_part in (("MERGE", 204, "204"), ("PATCH", 204, "204"), ("PUT", 204, "204")):
+    put(table, "x1")
+    st, code, _ = request("POST", f"{table}(PartitionKey='p',RowKey='x1')", {"m": xm}, {"X-HTTP-Method": xm})
+    st2, _, inner, text = batch([("POST", f"{table}(PartitionKey='p',RowKey='x1')", {"m": xm},
+                                  {"X-HTTP-Method": xm})])
+    check(f"X-HTTP-Method {xm} alone and in a batch", st == expect_single and inner == [expect_part],
+          f"{st} {code} / {st2} {inner} {text[-200:]}")
+put(table, "x2")
+st2, _, inner, _ = batch([("POST", f"{table}(PartitionKey='p',RowKey='x2')", None,
+                           {"X-HTTP-Method": "DELETE", "If-Match": "*"})])
+check("X-HTTP-Method DELETE in a batch", inner == ["204"] and etag_of(table, "p", "x2") is None, str(inner))
+st2, code, inner, _ = batch([("POST", f"{table}(PartitionKey='p',RowKey='x3')", {"v": 1},
+                              {"X-HTTP-Method": "GET"})])
+check("X-HTTP-Method GET in a batch is refused", st2 == 400 and etag_of(table, "p", "x3") is None, f"{st2} {code}")
+
+# 4. a sub-request at the secondary, in a batch sent to the primary
+st2, code, inner, _ = batch([("POST", table, {"PartitionKey": "p", "RowKey": "sec"}, {})],
+                            url_prefix=f"http://127.0.0.1:{PORT}/{ACCT}-secondary")
+check("a change set naming the secondary is refused", st2 == 400 and etag_of(table, "p", "sec") is None,
+      f"{st2} {code} {inner}")
+
+# 5. percent-encoded UTF-8 that is not well formed
+for enc in ("%ED%A0%80", "%E0%81%81", "%F4%90%80%80", "%C0%80", "%F0%80%80%80"):
+    st, code, _ = request("GET", f"{table}()", query=f"x={enc}")
+    check(f"{enc} in a query parameter", st == 400 and code != "", f"{st} {code}")
+    st, code, body = request("GET", f"{table}(PartitionKey='{enc}',RowKey='x')")
+    check(f"{enc} in a key is the gateway's 400", st == 400 and "invalid byte sequence" not in body,
+          f"{st} {code} {body[:200]}")
+    st2, code, inner, _ = batch([("POST", f"{table}(PartitionKey='{enc}',RowKey='x')", {"v": 1},
+                                  {"X-HTTP-Method": "MERGE"})])
+    check(f"{enc} in a sub-request's URL", st2 == 400, f"{st2} {code} {inner}")
+for ok in ("%E2%82%AC", "%F0%9F%98%80", "%ED%9F%BF", "%EE%80%80"):
+    st, code, _ = request("GET", f"{table}(PartitionKey='{ok}',RowKey='x')")
+    check(f"{ok} (well formed) is a key", st == 404, f"{st} {code}")
+
+request("DELETE", f"Tables('{table}')")
+print(f"batch_parity_test: {passes} passed, {failures} failed")
+sys.exit(1 if failures else 0)
