@@ -169,29 +169,49 @@ CREATE OR REPLACE FUNCTION tablestore_router._move_owner_code_sql() RETURNS text
 	LANGUAGE sql IMMUTABLE AS $$
 SELECT $q$
 WITH rels AS (
-	SELECT c.oid, c.relname FROM tablestore.tables t
+	SELECT c.oid, c.relname, c.relkind FROM tablestore.tables t
 	JOIN pg_catalog.pg_class c ON c.oid = pg_catalog.to_regclass('tablestore_data.' || pg_catalog.quote_ident(t.relation_name))
-), ext AS (
-	SELECT oid FROM pg_catalog.pg_extension WHERE extname = 'tablestore'
-), deps AS (
-	SELECT r.relname, d.classid, d.objid, d.objsubid,
-		CASE d.refclassid WHEN 'pg_catalog.pg_proc'::regclass THEN d.refobjid
-			ELSE (SELECT o.oprcode::oid FROM pg_catalog.pg_operator o WHERE o.oid = d.refobjid) END AS f
-	FROM rels r JOIN pg_catalog.pg_depend d ON d.refclassid IN ('pg_catalog.pg_proc'::regclass, 'pg_catalog.pg_operator'::regclass)
-		AND ((d.classid = 'pg_catalog.pg_class'::regclass AND (d.objid = r.oid
-				OR d.objid IN (SELECT i.indexrelid FROM pg_catalog.pg_index i WHERE i.indrelid = r.oid)))
-			OR (d.classid = 'pg_catalog.pg_constraint'::regclass
-				AND d.objid IN (SELECT k.oid FROM pg_catalog.pg_constraint k WHERE k.conrelid = r.oid))
-			OR (d.classid = 'pg_catalog.pg_attrdef'::regclass
-				AND d.objid IN (SELECT a.oid FROM pg_catalog.pg_attrdef a WHERE a.adrelid = r.oid)))
 )
 SELECT pg_catalog.string_agg(w, '; ' ORDER BY w) FROM (
-	SELECT r.relname || ': trigger ' || t.tgname AS w
+	SELECT r.relname || ': not a plain table' AS w FROM rels r WHERE r.relkind <> 'r'
+	UNION ALL
+	SELECT r.relname || ': trigger ' || t.tgname
 	FROM rels r JOIN pg_catalog.pg_trigger t ON t.tgrelid = r.oid
-	WHERE NOT t.tgisinternal
-		AND NOT (t.tgname ~ '^ts_move_[0-9]+$' AND t.tgfoid = pg_catalog.to_regprocedure('tablestore_move.keep_partition()'))
+	WHERE NOT (t.tgname ~ '^ts_move_[0-9]+$' AND t.tgenabled = 'R' AND NOT t.tgisinternal
+		AND t.tgfoid = pg_catalog.to_regprocedure('tablestore_move.keep_partition()'))
 	UNION ALL
 	SELECT r.relname || ': rule ' || w.rulename FROM rels r JOIN pg_catalog.pg_rewrite w ON w.ev_class = r.oid
+	UNION ALL
+	SELECT r.relname || ': default or generated column ' || a.adnum
+	FROM rels r JOIN pg_catalog.pg_attrdef a ON a.adrelid = r.oid
+	UNION ALL
+	SELECT r.relname || ': inheritance' FROM rels r JOIN pg_catalog.pg_inherits i ON r.oid IN (i.inhrelid, i.inhparent)
+	UNION ALL
+	SELECT r.relname || ': constraint ' || k.conname
+	FROM rels r JOIN pg_catalog.pg_constraint k ON k.conrelid = r.oid OR k.confrelid = r.oid
+	WHERE NOT (k.conrelid = r.oid AND k.contype = 'c' AND CASE k.conname
+		WHEN 'entity_keys_valid' THEN pg_catalog.pg_get_constraintdef(k.oid) ~
+			'^CHECK \(\(tablestore\.key_is_valid\(pk\) AND tablestore\.key_is_valid\(rk\)\)\)( NOT VALID)?$'
+		WHEN 'entity_props_object' THEN pg_catalog.pg_get_constraintdef(k.oid) ~
+			'^CHECK \(\(jsonb_typeof\(props\) = ''object''::text\)\)( NOT VALID)?$'
+		WHEN 'entity_ts_in_range' THEN pg_catalog.pg_get_constraintdef(k.oid) ~
+			'^CHECK \(\(\(ts >= ''[^'']*''::timestamp with time zone\) AND \(ts < ''[^'']*''::timestamp with time zone\)\)\)( NOT VALID)?$'
+		ELSE false END)
+	UNION ALL
+	SELECT r.relname || ': index ' || i.indexrelid::pg_catalog.regclass::text
+	FROM rels r JOIN pg_catalog.pg_index i ON i.indrelid = r.oid
+	WHERE NOT (i.indisunique AND i.indnatts = 2 AND i.indkey::text = '1 2' AND i.indexprs IS NULL AND i.indpred IS NULL
+		AND (SELECT a.amname FROM pg_catalog.pg_class x JOIN pg_catalog.pg_am a ON a.oid = x.relam WHERE x.oid = i.indexrelid) = 'tskey'
+		AND NOT EXISTS (SELECT FROM pg_catalog.unnest(i.indclass::oid[]) oc JOIN pg_catalog.pg_opclass o ON o.oid = oc
+			WHERE o.opcnamespace <> 'tablestore'::regnamespace))
+	UNION ALL
+	SELECT r.relname || ': more than one index' FROM rels r
+	WHERE (SELECT count(*) FROM pg_catalog.pg_index i WHERE i.indrelid = r.oid) > 1
+	UNION ALL
+	SELECT r.relname || ': columns' FROM rels r
+	WHERE (SELECT pg_catalog.string_agg(a.attname || ' ' || a.atttypid::pg_catalog.regtype::text, ', ' ORDER BY a.attnum)
+		FROM pg_catalog.pg_attribute a WHERE a.attrelid = r.oid AND a.attnum > 0 AND NOT a.attisdropped)
+		IS DISTINCT FROM 'pk tablestore.key, rk tablestore.key, ts timestamp with time zone, props jsonb'
 	UNION ALL
 	-- the mover's schema (its marker is replicated, its trigger function
 	-- filters): every object of it a superuser's, no user trigger or rule
@@ -211,13 +231,6 @@ SELECT pg_catalog.string_agg(w, '; ' ORDER BY w) FROM (
 		LEFT JOIN pg_catalog.pg_trigger t ON t.tgrelid = c.oid AND NOT t.tgisinternal
 		LEFT JOIN pg_catalog.pg_rewrite w ON w.ev_class = c.oid
 	WHERE t.oid IS NOT NULL OR w.oid IS NOT NULL
-	UNION ALL
-	SELECT d.relname || ': ' || pg_catalog.pg_describe_object(d.classid, d.objid, d.objsubid) || ' calls ' || d.f::regprocedure::text
-	FROM deps d JOIN pg_catalog.pg_proc p ON p.oid = d.f
-	WHERE p.pronamespace <> 'pg_catalog'::regnamespace
-		AND NOT EXISTS (SELECT FROM pg_catalog.pg_depend e, ext
-			WHERE e.classid = 'pg_catalog.pg_proc'::regclass AND e.objid = p.oid
-				AND e.refclassid = 'pg_catalog.pg_extension'::regclass AND e.refobjid = ext.oid AND e.deptype = 'e')
 ) x
 $q$;
 $$;
@@ -441,6 +454,16 @@ BEGIN
 		-- cutover is done, and checked again under the lock
 		PERFORM tablestore_router._move_pause('prepared');
 		PERFORM tablestore_router._move_lock_target(tgt, rels);
+		-- and the filter of every table there, as made, under that lock: a
+		-- filter dropped or enabled otherwise before it would let the copy
+		-- write the source's other partitions
+		IF (SELECT count(*) FROM tablestore_router._node_values('ts_move_lock', format(
+				'SELECT c.relname FROM pg_catalog.pg_trigger t JOIN pg_catalog.pg_class c ON c.oid = t.tgrelid
+				 WHERE t.tgname = %L AND t.tgenabled = ''R'' AND t.tgfoid = pg_catalog.to_regprocedure(''tablestore_move.keep_partition()'')
+				   AND c.relnamespace = ''tablestore_data''::regnamespace AND c.relname = ANY (%L::text[])', name, rels))) <> cardinality(rels) THEN
+			RAISE EXCEPTION 'partition %: a table''s filter on % was dropped or changed before the move locked it', part, tgt
+				USING ERRCODE = 'object_not_in_prerequisite_state', HINT = 'Run the move again.';
+		END IF;
 
 		-- the publication and the subscription that copies, then streams
 		PERFORM tablestore_router._node_exec('ts_move_src', format(
@@ -566,7 +589,7 @@ BEGIN
 		COMMIT;
 	END IF;
 	PERFORM tablestore_router._node_exec('ts_move_tgt', format('DROP SUBSCRIPTION IF EXISTS %I', name));
-	-- as each relation's owner (never run an owner's code as the superuser)
+	-- locked, checked, then deleted (_move_delete_sql: never an owner's code)
 	stmts := (SELECT * FROM tablestore_router._node_values('ts_move_src', tablestore_router._move_delete_sql(mask, part)));
 	IF stmts IS NOT NULL THEN
 		PERFORM tablestore_router._node_exec('ts_move_src', stmts);
@@ -609,3 +632,45 @@ REVOKE ALL ON FUNCTION tablestore_router._move_stop_subscription(text, text) FRO
 REVOKE ALL ON FUNCTION tablestore_router._move_poll(text, text, integer, text, text, float8) FROM PUBLIC;
 
 -- ---- end of issue 23, the move's lock on the target (move2) ----
+
+-- ---- issue 23, after the outside attack on the move's lock (move3): a
+-- whitelist of what a moved table may have, deletes as the superuser with
+-- the tables locked and checked in the same transaction, the filters
+-- checked under the target's lock, connections with search_path pg_catalog ----
+CREATE OR REPLACE FUNCTION tablestore_router._node_connect(conn text, node text) RETURNS void
+	LANGUAGE plpgsql AS $$
+DECLARE
+	s text := (SELECT n.nspname FROM pg_catalog.pg_extension e
+		JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'dblink');
+	open text[];
+BEGIN
+	IF s IS NULL THEN
+		RAISE EXCEPTION 'moving partitions needs extension dblink in the router database'
+			USING ERRCODE = 'object_not_in_prerequisite_state', HINT = 'CREATE EXTENSION dblink;';
+	END IF;
+	EXECUTE format('SELECT %I.dblink_get_connections()', s) INTO open;
+	IF conn = ANY (open) THEN
+		EXECUTE format('SELECT %I.dblink_disconnect($1)', s) USING conn;
+	END IF;
+	EXECUTE format('SELECT %I.dblink_connect($1, $2)', s)
+		USING conn, node || ' user=''' || replace(replace(current_user, '\', '\\'), '''', '\''') || '''';
+	-- names resolve in the catalog only, whatever the node's defaults: the
+	-- checks compare definitions as printed (_move_owner_code_sql)
+	EXECUTE format('SELECT %I.dblink_exec($1, $2)', s)
+		USING conn, 'SET search_path = pg_catalog, pg_temp';
+END $$;
+
+CREATE OR REPLACE FUNCTION tablestore_router._move_delete_sql(mask integer, part integer) RETURNS text
+	LANGUAGE sql IMMUTABLE AS $$
+SELECT format($q$
+SELECT 'DO $d$DECLARE bad text; BEGIN '
+	|| string_agg(format('LOCK TABLE tablestore_data.%%I IN SHARE UPDATE EXCLUSIVE MODE; ', c.relname), '' ORDER BY c.relname)
+	|| 'EXECUTE ' || pg_catalog.quote_literal(%3$L) || ' INTO bad; '
+	|| 'IF bad IS NOT NULL THEN RAISE EXCEPTION ''tables are not as create_table made them: %%'', bad '
+	|| 'USING ERRCODE = ''object_not_in_prerequisite_state'', HINT = ''Drop those objects, then run the move (or abort_move) again.''; END IF; '
+	|| string_agg(format('DELETE FROM tablestore_data.%%I WHERE (tablestore.partition_hash(pk) & %1$s) = %2$s; ', c.relname), '' ORDER BY c.relname)
+	|| 'END$d$'
+FROM tablestore.tables t JOIN pg_catalog.pg_class c ON c.oid = pg_catalog.to_regclass('tablestore_data.' || pg_catalog.quote_ident(t.relation_name))
+$q$, mask, part, tablestore_router._move_owner_code_sql());
+$$;
+-- ---- end of move3 ----

@@ -336,6 +336,10 @@ BEGIN
 	END IF;
 	EXECUTE format('SELECT %I.dblink_connect($1, $2)', s)
 		USING conn, node || ' user=''' || replace(replace(current_user, '\', '\\'), '''', '\''') || '''';
+	-- names resolve in the catalog only, whatever the node's defaults: the
+	-- checks compare definitions as printed (_move_owner_code_sql)
+	EXECUTE format('SELECT %I.dblink_exec($1, $2)', s)
+		USING conn, 'SET search_path = pg_catalog, pg_temp';
 END $$;
 
 -- _node_exec: run a command (or several, one transaction) on a node
@@ -391,40 +395,67 @@ $$;
 CREATE FUNCTION tablestore_router._move_session_lock(take boolean) RETURNS boolean
 	AS 'MODULE_PATHNAME', 'router_move_session_lock' LANGUAGE C VOLATILE STRICT;
 
--- _move_owner_code_sql: a query, run on a node, naming what of its entity
--- relations would run code of their owners in the replication's apply
--- worker or in the mover's statements (as the superuser): user triggers
--- (but the mover's own), rules, and constraints, indexes and defaults whose
--- expressions call a function (or an operator's) neither of PostgreSQL's
--- catalog nor of extension tablestore (pg_depend records them all).  NULL
--- when there is none.
+-- _move_owner_code_sql: a query, run on a node (search_path pg_catalog,
+-- as _node_connect sets it), naming what of its entity relations is not
+-- exactly what create_table made, and so could run code of their owners
+-- in the replication's apply worker or in the mover's statements (as the
+-- superuser).  A whitelist, not a search for code: PostgreSQL's own
+-- functions record no dependency and some of them run SQL given as text
+-- (query_to_xml), so a relation may have only its three CHECK constraints
+-- as create_table writes them (the Timestamp bounds' literals in any
+-- DateStyle), its one tskey index on (pk, rk) with the extension's
+-- operator classes, its four columns of their types, no default, rule,
+-- child, parent or foreign key to it, and no trigger but a mover's
+-- filter, enabled for the replication only.  Policies are allowed: the
+-- superuser bypasses them.  The mover's schema must be a superuser's,
+-- with no trigger or rule.  NULL when there is nothing.
 CREATE FUNCTION tablestore_router._move_owner_code_sql() RETURNS text
 	LANGUAGE sql IMMUTABLE AS $$
 SELECT $q$
 WITH rels AS (
-	SELECT c.oid, c.relname FROM tablestore.tables t
+	SELECT c.oid, c.relname, c.relkind FROM tablestore.tables t
 	JOIN pg_catalog.pg_class c ON c.oid = pg_catalog.to_regclass('tablestore_data.' || pg_catalog.quote_ident(t.relation_name))
-), ext AS (
-	SELECT oid FROM pg_catalog.pg_extension WHERE extname = 'tablestore'
-), deps AS (
-	SELECT r.relname, d.classid, d.objid, d.objsubid,
-		CASE d.refclassid WHEN 'pg_catalog.pg_proc'::regclass THEN d.refobjid
-			ELSE (SELECT o.oprcode::oid FROM pg_catalog.pg_operator o WHERE o.oid = d.refobjid) END AS f
-	FROM rels r JOIN pg_catalog.pg_depend d ON d.refclassid IN ('pg_catalog.pg_proc'::regclass, 'pg_catalog.pg_operator'::regclass)
-		AND ((d.classid = 'pg_catalog.pg_class'::regclass AND (d.objid = r.oid
-				OR d.objid IN (SELECT i.indexrelid FROM pg_catalog.pg_index i WHERE i.indrelid = r.oid)))
-			OR (d.classid = 'pg_catalog.pg_constraint'::regclass
-				AND d.objid IN (SELECT k.oid FROM pg_catalog.pg_constraint k WHERE k.conrelid = r.oid))
-			OR (d.classid = 'pg_catalog.pg_attrdef'::regclass
-				AND d.objid IN (SELECT a.oid FROM pg_catalog.pg_attrdef a WHERE a.adrelid = r.oid)))
 )
 SELECT pg_catalog.string_agg(w, '; ' ORDER BY w) FROM (
-	SELECT r.relname || ': trigger ' || t.tgname AS w
+	SELECT r.relname || ': not a plain table' AS w FROM rels r WHERE r.relkind <> 'r'
+	UNION ALL
+	SELECT r.relname || ': trigger ' || t.tgname
 	FROM rels r JOIN pg_catalog.pg_trigger t ON t.tgrelid = r.oid
-	WHERE NOT t.tgisinternal
-		AND NOT (t.tgname ~ '^ts_move_[0-9]+$' AND t.tgfoid = pg_catalog.to_regprocedure('tablestore_move.keep_partition()'))
+	WHERE NOT (t.tgname ~ '^ts_move_[0-9]+$' AND t.tgenabled = 'R' AND NOT t.tgisinternal
+		AND t.tgfoid = pg_catalog.to_regprocedure('tablestore_move.keep_partition()'))
 	UNION ALL
 	SELECT r.relname || ': rule ' || w.rulename FROM rels r JOIN pg_catalog.pg_rewrite w ON w.ev_class = r.oid
+	UNION ALL
+	SELECT r.relname || ': default or generated column ' || a.adnum
+	FROM rels r JOIN pg_catalog.pg_attrdef a ON a.adrelid = r.oid
+	UNION ALL
+	SELECT r.relname || ': inheritance' FROM rels r JOIN pg_catalog.pg_inherits i ON r.oid IN (i.inhrelid, i.inhparent)
+	UNION ALL
+	SELECT r.relname || ': constraint ' || k.conname
+	FROM rels r JOIN pg_catalog.pg_constraint k ON k.conrelid = r.oid OR k.confrelid = r.oid
+	WHERE NOT (k.conrelid = r.oid AND k.contype = 'c' AND CASE k.conname
+		WHEN 'entity_keys_valid' THEN pg_catalog.pg_get_constraintdef(k.oid) ~
+			'^CHECK \(\(tablestore\.key_is_valid\(pk\) AND tablestore\.key_is_valid\(rk\)\)\)( NOT VALID)?$'
+		WHEN 'entity_props_object' THEN pg_catalog.pg_get_constraintdef(k.oid) ~
+			'^CHECK \(\(jsonb_typeof\(props\) = ''object''::text\)\)( NOT VALID)?$'
+		WHEN 'entity_ts_in_range' THEN pg_catalog.pg_get_constraintdef(k.oid) ~
+			'^CHECK \(\(\(ts >= ''[^'']*''::timestamp with time zone\) AND \(ts < ''[^'']*''::timestamp with time zone\)\)\)( NOT VALID)?$'
+		ELSE false END)
+	UNION ALL
+	SELECT r.relname || ': index ' || i.indexrelid::pg_catalog.regclass::text
+	FROM rels r JOIN pg_catalog.pg_index i ON i.indrelid = r.oid
+	WHERE NOT (i.indisunique AND i.indnatts = 2 AND i.indkey::text = '1 2' AND i.indexprs IS NULL AND i.indpred IS NULL
+		AND (SELECT a.amname FROM pg_catalog.pg_class x JOIN pg_catalog.pg_am a ON a.oid = x.relam WHERE x.oid = i.indexrelid) = 'tskey'
+		AND NOT EXISTS (SELECT FROM pg_catalog.unnest(i.indclass::oid[]) oc JOIN pg_catalog.pg_opclass o ON o.oid = oc
+			WHERE o.opcnamespace <> 'tablestore'::regnamespace))
+	UNION ALL
+	SELECT r.relname || ': more than one index' FROM rels r
+	WHERE (SELECT count(*) FROM pg_catalog.pg_index i WHERE i.indrelid = r.oid) > 1
+	UNION ALL
+	SELECT r.relname || ': columns' FROM rels r
+	WHERE (SELECT pg_catalog.string_agg(a.attname || ' ' || a.atttypid::pg_catalog.regtype::text, ', ' ORDER BY a.attnum)
+		FROM pg_catalog.pg_attribute a WHERE a.attrelid = r.oid AND a.attnum > 0 AND NOT a.attisdropped)
+		IS DISTINCT FROM 'pk tablestore.key, rk tablestore.key, ts timestamp with time zone, props jsonb'
 	UNION ALL
 	-- the mover's schema (its marker is replicated, its trigger function
 	-- filters): every object of it a superuser's, no user trigger or rule
@@ -444,13 +475,6 @@ SELECT pg_catalog.string_agg(w, '; ' ORDER BY w) FROM (
 		LEFT JOIN pg_catalog.pg_trigger t ON t.tgrelid = c.oid AND NOT t.tgisinternal
 		LEFT JOIN pg_catalog.pg_rewrite w ON w.ev_class = c.oid
 	WHERE t.oid IS NOT NULL OR w.oid IS NOT NULL
-	UNION ALL
-	SELECT d.relname || ': ' || pg_catalog.pg_describe_object(d.classid, d.objid, d.objsubid) || ' calls ' || d.f::regprocedure::text
-	FROM deps d JOIN pg_catalog.pg_proc p ON p.oid = d.f
-	WHERE p.pronamespace <> 'pg_catalog'::regnamespace
-		AND NOT EXISTS (SELECT FROM pg_catalog.pg_depend e, ext
-			WHERE e.classid = 'pg_catalog.pg_proc'::regclass AND e.objid = p.oid
-				AND e.refclassid = 'pg_catalog.pg_extension'::regclass AND e.refobjid = ext.oid AND e.deptype = 'e')
 ) x
 $q$;
 $$;
@@ -470,19 +494,27 @@ BEGIN
 	END IF;
 END $$;
 
--- _move_delete_sql: a query, run on a node, whose value is one transaction
--- that deletes a partition's rows of every entity relation there as the
--- relation's owner (SET LOCAL ROLE: whatever of the owner's runs in the
--- delete runs with the owner's rights, never the mover's), with
--- row_security off (a policy that hides rows from the owner is an error,
--- not rows left behind).  NULL when the node has no table.
+-- _move_delete_sql: a query, run on a node, whose value is one statement
+-- (a DO block, one transaction) that deletes a partition's rows of every
+-- entity relation there: the relations locked in SHARE UPDATE EXCLUSIVE
+-- mode first (no trigger, rule, constraint, index or default can be added
+-- then), checked under that lock to be exactly what create_table made
+-- (_move_owner_code_sql: nothing of their owners' can run), then the rows
+-- deleted as the superuser.  Never as the owner with SET ROLE over the
+-- superuser's connection: code that ran then could RESET ROLE.  NULL when
+-- the node has no table.
 CREATE FUNCTION tablestore_router._move_delete_sql(mask integer, part integer) RETURNS text
 	LANGUAGE sql IMMUTABLE AS $$
 SELECT format($q$
-SELECT 'BEGIN; ' || string_agg(format('SET LOCAL ROLE %%I; SET LOCAL row_security = off; DELETE FROM tablestore_data.%%I WHERE (tablestore.partition_hash(pk) & %1$s) = %2$s; RESET ROLE',
-		pg_catalog.pg_get_userbyid(c.relowner), c.relname), '; ' ORDER BY c.relname) || '; COMMIT'
+SELECT 'DO $d$DECLARE bad text; BEGIN '
+	|| string_agg(format('LOCK TABLE tablestore_data.%%I IN SHARE UPDATE EXCLUSIVE MODE; ', c.relname), '' ORDER BY c.relname)
+	|| 'EXECUTE ' || pg_catalog.quote_literal(%3$L) || ' INTO bad; '
+	|| 'IF bad IS NOT NULL THEN RAISE EXCEPTION ''tables are not as create_table made them: %%'', bad '
+	|| 'USING ERRCODE = ''object_not_in_prerequisite_state'', HINT = ''Drop those objects, then run the move (or abort_move) again.''; END IF; '
+	|| string_agg(format('DELETE FROM tablestore_data.%%I WHERE (tablestore.partition_hash(pk) & %1$s) = %2$s; ', c.relname), '' ORDER BY c.relname)
+	|| 'END$d$'
 FROM tablestore.tables t JOIN pg_catalog.pg_class c ON c.oid = pg_catalog.to_regclass('tablestore_data.' || pg_catalog.quote_ident(t.relation_name))
-$q$, mask, part);
+$q$, mask, part, tablestore_router._move_owner_code_sql());
 $$;
 
 -- _move_count: the partition's rows of every entity relation on a node
@@ -540,7 +572,7 @@ BEGIN
 	LOOP
 		PERFORM tablestore_router._node_exec('ts_move_tgt', format('DROP TRIGGER IF EXISTS %I ON tablestore_data.%I', name, rel));
 	END LOOP;
-	-- as each relation's owner (never run an owner's code as the superuser)
+	-- locked, checked, then deleted (_move_delete_sql: never an owner's code)
 	stmts := (SELECT * FROM tablestore_router._node_values('ts_move_tgt', tablestore_router._move_delete_sql(mask, part)));
 	IF stmts IS NOT NULL THEN
 		PERFORM tablestore_router._node_exec('ts_move_tgt', stmts);
@@ -789,6 +821,16 @@ BEGIN
 		-- cutover is done, and checked again under the lock
 		PERFORM tablestore_router._move_pause('prepared');
 		PERFORM tablestore_router._move_lock_target(tgt, rels);
+		-- and the filter of every table there, as made, under that lock: a
+		-- filter dropped or enabled otherwise before it would let the copy
+		-- write the source's other partitions
+		IF (SELECT count(*) FROM tablestore_router._node_values('ts_move_lock', format(
+				'SELECT c.relname FROM pg_catalog.pg_trigger t JOIN pg_catalog.pg_class c ON c.oid = t.tgrelid
+				 WHERE t.tgname = %L AND t.tgenabled = ''R'' AND t.tgfoid = pg_catalog.to_regprocedure(''tablestore_move.keep_partition()'')
+				   AND c.relnamespace = ''tablestore_data''::regnamespace AND c.relname = ANY (%L::text[])', name, rels))) <> cardinality(rels) THEN
+			RAISE EXCEPTION 'partition %: a table''s filter on % was dropped or changed before the move locked it', part, tgt
+				USING ERRCODE = 'object_not_in_prerequisite_state', HINT = 'Run the move again.';
+		END IF;
 
 		-- the publication and the subscription that copies, then streams
 		PERFORM tablestore_router._node_exec('ts_move_src', format(
@@ -914,7 +956,7 @@ BEGIN
 		COMMIT;
 	END IF;
 	PERFORM tablestore_router._node_exec('ts_move_tgt', format('DROP SUBSCRIPTION IF EXISTS %I', name));
-	-- as each relation's owner (never run an owner's code as the superuser)
+	-- locked, checked, then deleted (_move_delete_sql: never an owner's code)
 	stmts := (SELECT * FROM tablestore_router._node_values('ts_move_src', tablestore_router._move_delete_sql(mask, part)));
 	IF stmts IS NOT NULL THEN
 		PERFORM tablestore_router._node_exec('ts_move_src', stmts);

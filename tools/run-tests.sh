@@ -84,6 +84,8 @@ run bash test/cluster/lock_table.sh
 run bash test/cluster_grow.sh
 run bash test/cluster/move_findings.sh
 run bash test/cluster/move_attack.sh
+# a moved table may hold only what create_table made (the whitelist)
+run bash test/cluster/move_whitelist.sh
 run bash test/cluster/jepsen_move.sh
 run bash test/cluster/rebalance.sh
 # random arguments for every function of the router, through a router with
