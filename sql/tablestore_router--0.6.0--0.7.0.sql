@@ -260,7 +260,7 @@ BEGIN
 	LOOP
 		PERFORM tablestore_router._node_exec('ts_move_tgt', format('DROP TRIGGER IF EXISTS %I ON tablestore_data.%I', name, rel));
 	END LOOP;
-	-- as each relation's owner (never run an owner's code as the superuser)
+	-- locked, checked, then deleted (_move_delete_sql: never an owner's code)
 	stmts := (SELECT * FROM tablestore_router._node_values('ts_move_tgt', tablestore_router._move_delete_sql(mask, part)));
 	IF stmts IS NOT NULL THEN
 		PERFORM tablestore_router._node_exec('ts_move_tgt', stmts);
