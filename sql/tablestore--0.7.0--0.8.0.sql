@@ -1,0 +1,3 @@
+-- tablestore 0.7.0 -> 0.8.0
+
+\echo Use "ALTER EXTENSION tablestore UPDATE TO '0.8.0'" to load this file. \quit
