@@ -317,13 +317,22 @@ CREATE VIEW tablestore_router.moves AS
 COMMENT ON VIEW tablestore_router.moves IS 'partition moves in progress and done: step, times, entities moved, replication lag, the cutover''s pause';
 GRANT SELECT ON tablestore_router.moves TO PUBLIC;
 
+-- _dblink_schema: the schema of extension dblink in the router database
+-- (where the administrator created it), NULL without it; the mover's
+-- calls of dblink name it so, whatever the session's search_path
+CREATE FUNCTION tablestore_router._dblink_schema() RETURNS text
+	LANGUAGE sql STABLE AS $$
+	SELECT n.nspname::text FROM pg_catalog.pg_extension e
+		JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'dblink';
+$$;
+REVOKE ALL ON FUNCTION tablestore_router._dblink_schema() FROM PUBLIC;
+
 -- _node_connect: open (again) the router session's dblink connection conn
 -- to a node, as the calling role (the node string names no role).
 CREATE FUNCTION tablestore_router._node_connect(conn text, node text) RETURNS void
 	LANGUAGE plpgsql AS $$
 DECLARE
-	s text := (SELECT n.nspname FROM pg_catalog.pg_extension e
-		JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'dblink');
+	s text := tablestore_router._dblink_schema();
 	open text[];
 BEGIN
 	IF s IS NULL THEN
@@ -347,8 +356,7 @@ CREATE FUNCTION tablestore_router._node_exec(conn text, command text) RETURNS vo
 	LANGUAGE plpgsql AS $$
 BEGIN
 	EXECUTE format('SELECT %I.dblink_exec($1, $2, true)',
-		(SELECT n.nspname FROM pg_catalog.pg_extension e
-			JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'dblink'))
+		tablestore_router._dblink_schema())
 		USING conn, command;
 END $$;
 
@@ -357,8 +365,7 @@ CREATE FUNCTION tablestore_router._node_values(conn text, query text) RETURNS SE
 	LANGUAGE plpgsql AS $$
 BEGIN
 	RETURN QUERY EXECUTE format('SELECT v FROM %I.dblink($1, $2, true) AS t(v text)',
-		(SELECT n.nspname FROM pg_catalog.pg_extension e
-			JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'dblink'))
+		tablestore_router._dblink_schema())
 		USING conn, query;
 END $$;
 
@@ -559,7 +566,6 @@ DECLARE
 	rel text;
 	subid text := (SELECT * FROM tablestore_router._node_values('ts_move_tgt',
 		format('SELECT oid::text FROM pg_catalog.pg_subscription WHERE subname = %L', name)));
-	stmts text;
 BEGIN
 	PERFORM tablestore_router._node_exec('ts_move_tgt', format('DROP SUBSCRIPTION IF EXISTS %I', name));
 	-- the subscription is gone: this session's lock on the target's tables
@@ -572,11 +578,12 @@ BEGIN
 	LOOP
 		PERFORM tablestore_router._node_exec('ts_move_tgt', format('DROP TRIGGER IF EXISTS %I ON tablestore_data.%I', name, rel));
 	END LOOP;
-	-- locked, checked, then deleted (_move_delete_sql: never an owner's code)
-	stmts := (SELECT * FROM tablestore_router._node_values('ts_move_tgt', tablestore_router._move_delete_sql(mask, part)));
-	IF stmts IS NOT NULL THEN
-		PERFORM tablestore_router._node_exec('ts_move_tgt', stmts);
-	END IF;
+	-- locked, checked, then deleted (_move_delete_sql: never an owner's
+	-- code); if an owner's code or lock there refuses it, the partial copy
+	-- is recorded as left (the target does not serve the partition, a move
+	-- to it removes the rows first) rather than keeping the move unfinished
+	PERFORM tablestore_router._move_leftover((SELECT x.target FROM tablestore_router._moves x WHERE x.id = move), mask, part, move,
+		tablestore_router._move_delete_rows('ts_move_tgt', mask, part));
 	PERFORM tablestore_router._node_exec('ts_move_tgt', format(
 		'DO $d$BEGIN IF to_regclass(''tablestore_move.marker'') IS NOT NULL THEN DELETE FROM tablestore_move.marker WHERE id = %s; END IF; END$d$', move));
 END $$;
@@ -686,6 +693,7 @@ DECLARE
 	srcrows bigint;
 	holder text;
 	resumed boolean;
+	leftwhy text;
 BEGIN
 	IF NOT (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user) THEN
 		RAISE EXCEPTION 'only a superuser may move partitions' USING ERRCODE = 'insufficient_privilege';
@@ -746,6 +754,9 @@ BEGIN
 	IF cur = src THEN
 		PERFORM tablestore_router._move_check_owner_code('ts_move_src', src);
 		PERFORM tablestore_router._move_check_owner_code('ts_move_tgt', tgt);
+		-- rows of the partition an earlier move left on the target are
+		-- stale: deleted before the target gets it, or the move is refused
+		PERFORM tablestore_router._move_remove_leftovers('ts_move_tgt', tgt, mask, part);
 	END IF;
 	IF NOT resumed THEN
 		INSERT INTO tablestore_router._moves (partition, source, target, step)
@@ -956,11 +967,15 @@ BEGIN
 		COMMIT;
 	END IF;
 	PERFORM tablestore_router._node_exec('ts_move_tgt', format('DROP SUBSCRIPTION IF EXISTS %I', name));
-	-- locked, checked, then deleted (_move_delete_sql: never an owner's code)
-	stmts := (SELECT * FROM tablestore_router._node_values('ts_move_src', tablestore_router._move_delete_sql(mask, part)));
-	IF stmts IS NOT NULL THEN
-		PERFORM tablestore_router._node_exec('ts_move_src', stmts);
-	END IF;
+	-- locked, checked, then deleted (_move_delete_sql: never an owner's
+	-- code).  If that cannot be (a table's owner added code there, or holds
+	-- a lock), the rows are recorded as left (tablestore_router.leftovers)
+	-- and the move goes on: the target serves the partition and the router
+	-- ignores the source's copy, and a cleanup that an owner can refuse
+	-- must not keep the move, and with it every other move and table
+	-- operation, unfinished
+	leftwhy := tablestore_router._move_delete_rows('ts_move_src', mask, part);
+	PERFORM tablestore_router._move_leftover(src, mask, part, m.id, leftwhy);
 	PERFORM tablestore_router._move_step(m.id, 'cleanup');
 	COMMIT;
 	-- no subscription: the lock on the target's tables is no longer needed
@@ -978,7 +993,8 @@ BEGIN
 	END LOOP;
 	-- rows_moved: the partition's entities the source held at the cutover
 	-- (recorded at the switch; the target's count if a rerun finishes it)
-	UPDATE tablestore_router._moves SET step = 'done', detail = cut, step_at = clock_timestamp(),
+	UPDATE tablestore_router._moves SET step = 'done', step_at = clock_timestamp(),
+		detail = concat_ws('; ', cut, CASE WHEN leftwhy IS NOT NULL THEN format('the source''s rows are left (tablestore_router.leftovers): %s', leftwhy) END),
 		finished_at = clock_timestamp(),
 		rows_moved = coalesce(rows_moved, tablestore_router._move_count('ts_move_tgt', mask, part))
 	WHERE id = m.id AND finished_at IS NULL;
@@ -1051,7 +1067,10 @@ BEGIN
 	END IF;
 	IF tgt_up THEN
 		PERFORM tablestore_router._move_undo(m.id, m.partition, nparts - 1);
-		did := did || format('dropped subscription ts_move_%s, the filter triggers and the partial copy on %s', m.id, m.target);
+		did := did || format('dropped subscription ts_move_%s and the filter triggers on %s', m.id, m.target)
+			|| coalesce((SELECT format('the partial copy there is left (tablestore_router.leftovers): %s', l.reason)
+				FROM tablestore_router._leftovers l WHERE l.node = m.target AND l.mask = nparts - 1 AND l.partition = m.partition AND l.move = m.id),
+				format('deleted the partial copy on %s', m.target));
 	ELSE
 		-- the filter triggers: the source's own tables (a move to itself)
 		PERFORM tablestore_router._node_exec('ts_move_src', format(
@@ -1170,8 +1189,7 @@ END $$;
 CREATE FUNCTION tablestore_router._move_unlock_target() RETURNS void
 	LANGUAGE plpgsql AS $$
 DECLARE
-	s text := (SELECT n.nspname FROM pg_catalog.pg_extension e
-		JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'dblink');
+	s text := tablestore_router._dblink_schema();
 	open text[];
 BEGIN
 	IF s IS NULL THEN
@@ -1191,8 +1209,7 @@ REVOKE ALL ON FUNCTION tablestore_router._move_check_lock(text, text, integer) F
 CREATE FUNCTION tablestore_router._move_count_both(mask integer, part integer, OUT src bigint, OUT tgt bigint)
 	LANGUAGE plpgsql AS $$
 DECLARE
-	s text := (SELECT n.nspname FROM pg_catalog.pg_extension e
-		JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'dblink');
+	s text := tablestore_router._dblink_schema();
 	c text;
 	q text;
 	v bigint[] := '{}';
@@ -1320,3 +1337,159 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION tablestore_router.rebalance_plan(text[], text[]) IS 'the partition moves that add and drain nodes and even out the entities per node (run by tools/cluster-rebalance.sh)';
 REVOKE ALL ON FUNCTION tablestore_router.rebalance_plan(text[], text[]) FROM PUBLIC;
+
+-- ---- issue 23 A3, the source's copy left after the switch (leftovers):
+-- a cleanup that cannot delete a partition's rows on a node that no
+-- longer serves it (a table's owner added code there, or holds a lock)
+-- records them and lets the move end; a later move of the partition to
+-- that node removes them first, clean_leftovers retries ----
+
+-- Rows of a partition left on a node that does not serve it: the router
+-- ignores them (a query over every node drops the rows a node returns of
+-- partitions the map gives another node), rebalance_plan does not count
+-- them.  mask is the partition map's (partitions - 1) when recorded.
+CREATE TABLE tablestore_router._leftovers (
+	node text NOT NULL,
+	partition integer NOT NULL,
+	mask integer NOT NULL,
+	move bigint NOT NULL,
+	reason text NOT NULL,
+	recorded_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+	PRIMARY KEY (node, mask, partition)
+);
+COMMENT ON TABLE tablestore_router._leftovers IS 'rows of a partition that a move could not delete on a node that no longer serves it';
+GRANT SELECT ON tablestore_router._leftovers TO PUBLIC;
+
+CREATE VIEW tablestore_router.leftovers AS
+	SELECT node, partition, mask + 1 AS partitions, move, reason, recorded_at
+	FROM tablestore_router._leftovers;
+COMMENT ON VIEW tablestore_router.leftovers IS 'rows of a partition left on a node that does not serve it (ignored by the router; removed by a move of the partition to that node or by clean_leftovers)';
+GRANT SELECT ON tablestore_router.leftovers TO PUBLIC;
+
+-- _move_delete_rows: the rows of partition part (of mask + 1) of every
+-- entity relation on a node deleted through connection conn, as
+-- _move_delete_sql does it (locked, checked against the whitelist under
+-- the lock, deleted as the superuser), waiting for the locks at most
+-- lock_timeout (60 s when unset: an owner's lock must not hold the mover
+-- for ever).  NULL when done, else why not (the rows stay).
+CREATE FUNCTION tablestore_router._move_delete_rows(conn text, mask integer, part integer) RETURNS text
+	LANGUAGE plpgsql AS $$
+DECLARE
+	lt text := CASE WHEN current_setting('lock_timeout') IN ('0', '0ms') THEN '60s' ELSE current_setting('lock_timeout') END;
+	stmts text;
+BEGIN
+	stmts := (SELECT * FROM tablestore_router._node_values(conn, tablestore_router._move_delete_sql(mask, part)));
+	IF stmts IS NOT NULL THEN
+		PERFORM tablestore_router._node_exec(conn, format('SET LOCAL lock_timeout = %L; ', lt) || stmts);
+	END IF;
+	RETURN NULL;
+EXCEPTION WHEN OTHERS THEN
+	RETURN SQLERRM;
+END $$;
+REVOKE ALL ON FUNCTION tablestore_router._move_delete_rows(text, integer, integer) FROM PUBLIC;
+
+-- _move_leftover: the outcome of deleting partition part's rows on node
+-- (err from _move_delete_rows) recorded: a failure as a leftover of move,
+-- a success removes the record
+CREATE FUNCTION tablestore_router._move_leftover(node text, mask integer, part integer, move bigint, err text) RETURNS void
+	LANGUAGE plpgsql AS $$
+BEGIN
+	IF err IS NULL THEN
+		DELETE FROM tablestore_router._leftovers l WHERE l.node = $1 AND l.mask = $2 AND l.partition = $3;
+	ELSE
+		INSERT INTO tablestore_router._leftovers AS l (node, partition, mask, move, reason)
+			VALUES ($1, $3, $2, $4, $5)
+			ON CONFLICT ON CONSTRAINT _leftovers_pkey
+			DO UPDATE SET move = excluded.move, reason = excluded.reason, recorded_at = clock_timestamp();
+		RAISE WARNING 'the rows of partition % on % are left (tablestore_router.leftovers): %', part, node, err
+			USING HINT = 'The router ignores them; drop what the error names, then SELECT * FROM tablestore_router.clean_leftovers();';
+	END IF;
+END $$;
+REVOKE ALL ON FUNCTION tablestore_router._move_leftover(text, integer, integer, bigint, text) FROM PUBLIC;
+
+-- _move_remove_leftovers: before node (connection conn) is given partition
+-- part (of mask + 1), the rows left there of every partition overlapping
+-- it are deleted (they are stale: another node served them since), or the
+-- move is refused naming the leftover and what stops its deletion: the
+-- node must never serve a partition with stale rows (duplicated or
+-- resurrected entities)
+CREATE FUNCTION tablestore_router._move_remove_leftovers(conn text, node text, mask integer, part integer) RETURNS void
+	LANGUAGE plpgsql AS $$
+DECLARE
+	l tablestore_router._leftovers;
+	err text;
+BEGIN
+	FOR l IN SELECT * FROM tablestore_router._leftovers x
+			WHERE x.node = $2 AND (x.partition & x.mask & $3) = ($4 & x.mask & $3) ORDER BY x.mask, x.partition LOOP
+		err := tablestore_router._move_delete_rows(conn, l.mask, l.partition);
+		IF err IS NOT NULL THEN
+			RAISE EXCEPTION 'partition %: the rows of partition % left on % by move % cannot be deleted: %', part, l.partition, node, l.move, err
+				USING ERRCODE = 'object_not_in_prerequisite_state',
+					DETAIL = 'The node would serve them again: stale, deleted or doubled entities.',
+					HINT = 'Drop what the error names on that node, then move again.';
+		END IF;
+		DELETE FROM tablestore_router._leftovers x WHERE x.node = l.node AND x.mask = l.mask AND x.partition = l.partition;
+	END LOOP;
+END $$;
+REVOKE ALL ON FUNCTION tablestore_router._move_remove_leftovers(text, text, integer, integer) FROM PUBLIC;
+
+-- clean_leftovers: every leftover deleted again (superuser), as the mover
+-- deletes (locked, checked, then deleted): those whose deletion succeeds
+-- are forgotten, the others keep their (new) reason.  A leftover of a
+-- partition that its node serves (the map changed by hand) or that the
+-- unfinished move is giving it is kept.  One row per leftover.
+CREATE FUNCTION tablestore_router.clean_leftovers()
+	RETURNS TABLE (node text, partition integer, move bigint, result text)
+	LANGUAGE plpgsql AS $$
+DECLARE
+	l tablestore_router._leftovers;
+	u tablestore_router._moves;
+	mask integer := (SELECT count(*) FROM tablestore_router.partitions()) - 1;
+	err text;
+	open text[];
+BEGIN
+	IF NOT (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user) THEN
+		RAISE EXCEPTION 'only a superuser may clean leftovers' USING ERRCODE = 'insufficient_privilege';
+	END IF;
+	-- no move runs meanwhile (it could be copying the partition there)
+	IF NOT tablestore_router._move_session_lock(true) THEN
+		RAISE EXCEPTION 'a move is running in another session'
+			USING ERRCODE = 'lock_not_available', HINT = 'Wait for it to end, then clean again.';
+	END IF;
+	SELECT * INTO u FROM tablestore_router._moves WHERE finished_at IS NULL;
+	FOR l IN SELECT * FROM tablestore_router._leftovers ORDER BY 1, 3, 2 LOOP
+		node := l.node; partition := l.partition; move := l.move;
+		IF EXISTS (SELECT FROM tablestore_router.partitions() p
+				WHERE p.node = l.node AND (p.partition & l.mask & mask) = (l.partition & l.mask & mask)) THEN
+			result := 'kept: the node serves the partition';
+		ELSIF u.id IS NOT NULL AND u.target = l.node AND (u.partition & l.mask & mask) = (l.partition & l.mask & mask) THEN
+			result := format('kept: move %s will remove it', u.id);
+		ELSE
+			BEGIN
+				PERFORM tablestore_router._node_connect('ts_clean', l.node);
+				err := tablestore_router._move_delete_rows('ts_clean', l.mask, l.partition);
+			EXCEPTION WHEN OTHERS THEN
+				err := SQLERRM;
+			END;
+			IF err IS NULL THEN
+				DELETE FROM tablestore_router._leftovers x WHERE x.node = l.node AND x.mask = l.mask AND x.partition = l.partition;
+				result := 'deleted';
+			ELSE
+				UPDATE tablestore_router._leftovers x SET reason = err, recorded_at = clock_timestamp()
+				WHERE x.node = l.node AND x.mask = l.mask AND x.partition = l.partition;
+				result := 'kept: ' || err;
+			END IF;
+		END IF;
+		RETURN NEXT;
+	END LOOP;
+	IF tablestore_router._dblink_schema() IS NOT NULL THEN
+		EXECUTE format('SELECT %I.dblink_get_connections()', tablestore_router._dblink_schema()) INTO open;
+	END IF;
+	IF 'ts_clean' = ANY (open) THEN
+		EXECUTE format('SELECT %I.dblink_disconnect($1)', tablestore_router._dblink_schema()) USING 'ts_clean';
+	END IF;
+	PERFORM tablestore_router._move_session_lock(false);
+END $$;
+COMMENT ON FUNCTION tablestore_router.clean_leftovers() IS 'delete again the rows of partitions left on nodes that no longer serve them (tablestore_router.leftovers), as the mover deletes';
+REVOKE ALL ON FUNCTION tablestore_router.clean_leftovers() FROM PUBLIC;
+-- ---- end of issue 23 A3 ----

@@ -86,6 +86,8 @@ run bash test/cluster/move_findings.sh
 run bash test/cluster/move_attack.sh
 # a moved table may hold only what create_table made (the whitelist)
 run bash test/cluster/move_whitelist.sh
+# a cleanup an owner can refuse leaves rows (leftovers), not the move unfinished
+run bash test/cluster/move_leftover.sh
 run bash test/cluster/jepsen_move.sh
 run bash test/cluster/rebalance.sh
 # random arguments for every function of the router, through a router with

@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# test/cluster/move_leftover.sh: a move's cleanup that a table's owner can
+# refuse does not stall the cluster (issue 23, A3), and the mover's error
+# paths that had no test.
+#
+# A cluster of 3 shards (8 partitions; partition p on shard p % 3); role
+# app (no superuser) owns tables Evil (1,000 entities) and Gone (100).
+# Checked:
+#   - the mover's schema: a tablestore_move schema that app made on a node
+#     refuses a move, naming it, and records nothing;
+#   - A3: a trigger app adds on the source during the copy: the move ends
+#     'done', the source's rows recorded in tablestore_router.leftovers
+#     (naming the trigger), the mover's publication, slots, subscription,
+#     filter triggers and markers gone, app no superuser, no entity doubled;
+#     then create_table, delete_table and other moves run; rebalance_plan
+#     does not count the leftover; a move back to that node is refused while
+#     the trigger stays; delete_table and create_table of a table with left
+#     rows show none of them;
+#   - abort_move of a killed move whose target got app's trigger ends the
+#     move (the partial copy left and recorded); clean_leftovers keeps it
+#     while the trigger stays, deletes it once it is dropped;
+#   - the move back to the node of a leftover deletes the stale rows first:
+#     an entity deleted and one updated meanwhile are not resurrected;
+#   - the mover's lock session on the target terminated during the copy:
+#     the move fails naming the lost lock, its subscription disabled; a
+#     rerun completes it.
+# The mover is held at a step by tablestore_router.move_pause_at/_file.
+set -u
+cd "$(dirname "$0")/../.."
+. tools/lib.sh
+DIR=$(mktemp -d /tmp/tsmlo.XXXXXX)
+status=0
+trap 'kill $(jobs -p) 2>/dev/null; ts_stop_cluster "$DIR"; rm -rf "$DIR"' EXIT
+ts_start_cluster "$DIR" 3 8 >/dev/null || exit 1
+export PGUSER=postgres
+r() { psql -X -q -At -d "host=$DIR/router dbname=tablestore" "$@"; }
+n() { local h=$1; shift; psql -X -q -At -d "host=$DIR/$h dbname=tablestore" "$@"; }
+app() { local h=$1; shift; psql -X -q -At -v ON_ERROR_STOP=1 -d "host=$DIR/$h dbname=tablestore user=app" "$@"; }
+S() { echo "host=$DIR/shard$1 dbname=tablestore"; }
+ok() { echo "ok: $1"; }
+bad() { echo "not ok: $1"; status=1; }
+is() { if [ "$2" = "$3" ]; then ok "$1"; else bad "$1 (got '$2', want '$3')"; fi; }
+super() { n "$1" -c "SELECT rolsuper FROM pg_roles WHERE rolname = 'app'"; }
+total() { r -c "SELECT count(*) || '/' || count(DISTINCT (e->>'PartitionKey', e->>'RowKey')) FROM tablestore.query_entities('$1') e"; }
+on() { r -c "SELECT node = '$(S "$2")' FROM tablestore_router.partitions() WHERE partition = $1"; }
+unfinished() { r -c "SELECT count(*) FROM tablestore_router._moves WHERE finished_at IS NULL"; }
+rows() { n "shard$1" -c "SELECT count(*) FROM tablestore_data.evil WHERE (tablestore.partition_hash(pk) & 7) = $2"; }
+step_is() { ts_until -t 60 bash -c "[ \"\$(psql -X -q -At -d 'host=$DIR/router dbname=tablestore' -c 'SELECT step FROM tablestore_router._moves WHERE finished_at IS NULL')\" = '$1' ]"; }
+# the mover's objects left on the nodes: publications, slots, subscriptions, filter triggers, markers
+mover_objects() {
+	local h k=0
+	for h in shard0 shard1 shard2; do
+		k=$((k + $(n $h -c "SELECT (SELECT count(*) FROM pg_publication) + (SELECT count(*) FROM pg_replication_slots)
+			+ (SELECT count(*) FROM pg_subscription) + (SELECT count(*) FROM pg_trigger WHERE tgname ~ '^ts_move_')
+			+ coalesce((SELECT count(*) FROM tablestore_move.marker), 0)" 2>/dev/null || echo 0)))
+	done
+	echo $k
+}
+# held PART TARGET STEP: start a move of PART to shard TARGET held at STEP (in the background: $mover)
+held() {
+	touch "$DIR/hold"
+	PGOPTIONS="-c tablestore_router.move_pause_at=$3 -c tablestore_router.move_pause_file=$DIR/hold" \
+		r -c "CALL tablestore_router.move_partition($1, '$(S "$2")')" >"$DIR/held.log" 2>&1 &
+	mover=$!
+	step_is "$3" || bad "the move of partition $1 did not reach $3: $(cat "$DIR/held.log")"
+}
+
+for d in router shard0 shard1 shard2; do
+	psql -X -q -d "host=$DIR/$d dbname=tablestore" -c "CREATE ROLE app LOGIN" \
+		-c "DO \$\$BEGIN IF to_regnamespace('tablestore_data') IS NOT NULL THEN GRANT CREATE, USAGE ON SCHEMA tablestore_data TO app; END IF; END\$\$;" || exit 1
+done
+psql -X -q -At -d "host=$DIR/router dbname=tablestore user=app" -c "SELECT tablestore.create_table('Evil')" \
+	-c "SELECT count(tablestore.insert_entity('Evil', jsonb_build_object('PartitionKey', 'k' || i, 'RowKey', 'r', 'v', 0))) FROM generate_series(0, 999) i" \
+	-c "SELECT tablestore.create_table('Gone')" \
+	-c "SELECT count(tablestore.insert_entity('Gone', jsonb_build_object('PartitionKey', 'k' || i, 'RowKey', 'r'))) FROM generate_series(0, 99) i" >/dev/null || exit 1
+for h in shard0 shard1 shard2; do
+	app $h <<'SQL' >/dev/null
+CREATE FUNCTION tablestore_data.pwn_trigger() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	RESET ROLE;	-- the session's role: a superuser's, if the mover's
+	IF (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) THEN EXECUTE 'ALTER ROLE app SUPERUSER'; END IF;
+	RETURN NULL;
+END $$;
+SQL
+done
+pwn() { app "$1" -c "CREATE TRIGGER pwn BEFORE DELETE ON tablestore_data.evil FOR EACH STATEMENT EXECUTE FUNCTION tablestore_data.pwn_trigger()" >/dev/null; }
+unpwn() { app "$1" -c "DROP TRIGGER pwn ON tablestore_data.evil" >/dev/null; }
+is "entities" "$(total Evil)" 1000/1000
+
+# the mover's schema made by app on shard2 (app may create schemas there)
+n shard2 -c "GRANT CREATE ON DATABASE tablestore TO app" >/dev/null
+app shard2 -c "CREATE SCHEMA tablestore_move" -c "CREATE FUNCTION tablestore_move.keep_partition() RETURNS trigger LANGUAGE plpgsql AS 'BEGIN RETURN NEW; END'" >/dev/null
+if r -c "CALL tablestore_router.move_partition(1, '$(S 2)')" >"$DIR/s.log" 2>&1; then bad "schema: a move to a node whose tablestore_move is app's went through"
+else grep -q "schema tablestore_move owned by app" "$DIR/s.log" && ok "schema: the move is refused, naming app's schema" || bad "schema: $(cat "$DIR/s.log")"; fi
+is "schema: no move recorded" "$(r -c "SELECT count(*) FROM tablestore_router._moves")" 0
+app shard2 -c "DROP SCHEMA tablestore_move CASCADE" >/dev/null 2>&1
+n shard2 -c "REVOKE CREATE ON DATABASE tablestore FROM app" >/dev/null
+
+# A3: app's trigger added on the source (shard0) while partition 0 is copied
+held 0 1 copying
+pwn shard0
+rm -f "$DIR/hold"
+if wait $mover; then ok "A3: the move ends although the source's cleanup cannot run"; else bad "A3: the move failed: $(cat "$DIR/held.log")"; fi
+is "A3: the move is done" "$(r -c "SELECT step FROM tablestore_router.moves WHERE partition = 0")" done
+is "A3: no unfinished move" "$(unfinished)" 0
+is "A3: partition 0 on shard1" "$(on 0 1)" t
+is "A3: the leftover recorded, naming the trigger" \
+	"$(r -c "SELECT node = '$(S 0)' AND partition = 0 AND partitions = 8 AND reason LIKE '%trigger pwn%' FROM tablestore_router.leftovers")" t
+is "A3: the move's detail names the leftover" "$(r -c "SELECT detail LIKE '%leftovers%' FROM tablestore_router.moves WHERE partition = 0")" t
+is "A3: the mover's replication objects are gone" "$(mover_objects)" 0
+is "A3: app is no superuser" "$(super shard0)" f
+[ "$(rows 0 0)" -gt 0 ] && ok "A3: the source's rows are left" || bad "A3: the source's rows are gone"
+is "A3: every entity once" "$(total Evil)" 1000/1000
+is "A3: and of table Gone" "$(total Gone)" 100/100
+out=$(psql -X -q -At -d "host=$DIR/router dbname=tablestore user=app" -c "SELECT tablestore.create_table('Other')" -c "SELECT tablestore.delete_table('Other')" 2>&1)
+is "A3: create_table and delete_table run" "$out" ""
+r -c "CALL tablestore_router.move_partition(1, '$(S 2)')" >"$DIR/m1.log" 2>&1 && ok "A3: another move runs" || bad "A3: another move: $(cat "$DIR/m1.log")"
+is "A3: partition 1 on shard2" "$(on 1 2)" t
+# rebalance_plan counts each node's entities of the partitions it serves:
+# drained, shard0 gives exactly what it serves
+is "A3: rebalance_plan does not count the leftover" \
+	"$(r -c "SELECT sum(entities) FROM tablestore_router.rebalance_plan('{}', ARRAY['$(S 0)']) WHERE source = '$(S 0)'")" \
+	"$(r -c "SELECT count(*) FROM (SELECT e->>'PartitionKey' AS k FROM tablestore.query_entities('Evil') e UNION ALL SELECT e->>'PartitionKey' FROM tablestore.query_entities('Gone') e) x
+		JOIN tablestore_router.partitions() p ON p.partition = tablestore_router.partition_of(x.k) WHERE p.node = '$(S 0)'")"
+if r -c "CALL tablestore_router.move_partition(0, '$(S 0)')" >"$DIR/back.log" 2>&1; then bad "A3: the move back went through with the trigger"
+else grep -q "trigger pwn" "$DIR/back.log" && ok "A3: the move back is refused, naming the trigger" || bad "A3: move back: $(cat "$DIR/back.log")"; fi
+is "A3: the refused move back stays unrecorded" "$(unfinished)" 0
+is "A3: app is still no superuser" "$(super shard0)" f
+out=$(psql -X -q -At -d "host=$DIR/router dbname=tablestore user=app" -c "SELECT tablestore.delete_table('Gone')" -c "SELECT tablestore.create_table('Gone')" 2>&1)
+is "A3: delete_table and create_table of Gone" "$out" ""
+is "A3: the new Gone shows no old row" "$(total Gone)" 0/0
+is "A3: no old row of Gone on any node" "$(for h in shard0 shard1 shard2; do n $h -c "SELECT count(*) FROM tablestore_data.gone"; done | tr '\n' ' ')" "0 0 0 "
+
+# abort_move of a killed move whose target (shard1) got app's trigger
+held 5 1 copying
+r -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'CALL tablestore_router.move_partition(5,%'" >/dev/null
+wait $mover; rm -f "$DIR/hold"
+ts_until -t 30 bash -c "[ \"\$(psql -X -q -At -d 'host=$DIR/shard1 dbname=tablestore' -c \"SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE c.relname = 'evil' AND l.mode = 'ShareUpdateExclusiveLock'\")\" = 0 ]" ||
+	bad "abort: the killed mover's lock stayed"
+pwn shard1
+out=$(r -c "SELECT tablestore_router.abort_move()" 2>&1) && ok "abort: abort_move ends the move" || bad "abort: $out"
+case $out in *"partial copy there is left"*) ok "abort: it says the partial copy is left";; *) bad "abort: $out";; esac
+is "abort: no unfinished move" "$(unfinished)" 0
+is "abort: partition 5 on shard2" "$(on 5 2)" t
+is "abort: the leftover recorded" "$(r -c "SELECT count(*) FROM tablestore_router.leftovers WHERE node = '$(S 1)' AND partition = 5")" 1
+is "abort: app is no superuser" "$(super shard1)" f
+is "abort: every entity once" "$(total Evil)" 1000/1000
+is "clean_leftovers keeps both while the triggers stay" \
+	"$(r -c "SELECT string_agg(partition || ' ' || (result LIKE 'kept: %trigger pwn%'), ',' ORDER BY partition) FROM tablestore_router.clean_leftovers()")" "0 true,5 true"
+is "clean_leftovers: app is no superuser" "$(super shard0)$(super shard1)" ff
+unpwn shard1
+is "clean_leftovers deletes the one whose trigger is gone" \
+	"$(r -c "SELECT string_agg(partition || ' ' || result, ',' ORDER BY partition) FROM tablestore_router.clean_leftovers() WHERE result = 'deleted'")" "5 deleted"
+is "clean_leftovers: shard1 holds no row of partition 5" "$(rows 1 5)" 0
+
+# the move back to shard0 deletes the stale rows first: an entity deleted
+# and one updated since are not resurrected
+kd=$(r -c "SELECT 'k' || min(i) FROM generate_series(0, 999) i WHERE tablestore_router.partition_of('k' || i) = 0")
+ku=$(r -c "SELECT 'k' || max(i) FROM generate_series(0, 999) i WHERE tablestore_router.partition_of('k' || i) = 0")
+r -c "SELECT tablestore.delete_entity('Evil', '$kd', 'r')" -c "SELECT tablestore.merge_entity('Evil', '{\"PartitionKey\": \"$ku\", \"RowKey\": \"r\", \"v\": 1}')" >/dev/null
+unpwn shard0
+r -c "CALL tablestore_router.move_partition(0, '$(S 0)')" >"$DIR/back2.log" 2>&1 && ok "back: the move back runs" || bad "back: $(cat "$DIR/back2.log")"
+is "back: partition 0 on shard0" "$(on 0 0)" t
+is "back: no leftover recorded" "$(r -c "SELECT count(*) FROM tablestore_router.leftovers")" 0
+is "back: every entity once, the deleted one gone" "$(total Evil)" 999/999
+is "back: the deleted entity stays deleted" "$(r -c "SELECT tablestore.get_entity('Evil', '$kd', 'r')" 2>&1 | grep -c ResourceNotFound)" 1
+is "back: the updated entity has its new value" "$(r -c "SELECT tablestore.get_entity('Evil', '$ku', 'r')->>'v'")" 1
+is "back: shard0 holds partition 0 once" "$(rows 0 0)" "$(r -c "SELECT count(*) FROM tablestore.query_entities('Evil') e WHERE tablestore_router.partition_of(e->>'PartitionKey') = 0")"
+is "back: the mover's replication objects are gone" "$(mover_objects)" 0
+
+# the mover's lock session on the target terminated while it copies
+held 2 1 copying
+n shard1 -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'tablestore move lock'" >/dev/null
+rm -f "$DIR/hold"
+if wait $mover; then bad "lock: the move went on without its lock"
+else grep -q "the lock on the target's tables was lost" "$DIR/held.log" && ok "lock: the move fails, naming the lost lock" || bad "lock: $(cat "$DIR/held.log")"; fi
+is "lock: its subscription is disabled" "$(n shard1 -c "SELECT string_agg(subenabled::text, ',') FROM pg_subscription")" false
+is "lock: partition 2 stays on shard2" "$(on 2 2)" t
+is "lock: every entity once" "$(total Evil)" 999/999
+r -c "CALL tablestore_router.move_partition(2, '$(S 1)')" >"$DIR/lock2.log" 2>&1 && ok "lock: the rerun completes the move" || bad "lock: rerun: $(cat "$DIR/lock2.log")"
+is "lock: partition 2 on shard1" "$(on 2 1)" t
+is "lock: no unfinished move" "$(unfinished)" 0
+is "lock: every entity once" "$(total Evil)" 999/999
+is "lock: the mover's replication objects are gone" "$(mover_objects)" 0
+
+[ $status -eq 0 ] && echo "move_leftover: all ok" || echo "move_leftover: FAILED"
+exit $status
