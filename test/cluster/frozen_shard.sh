@@ -20,7 +20,7 @@ export LC_ALL=C
 cd "$(dirname "$0")/../.."
 . tools/lib.sh
 
-DIR=$(mktemp -d /tmp/tsfrozen.XXXXXX)
+DIR=$(ts_cluster_dir tsfrozen)
 chmod 755 "$DIR"
 frozen=""
 trap '[ -n "$frozen" ] && kill -CONT $frozen; wait; ts_stop_cluster "$DIR"; rm -rf "$DIR"' EXIT

@@ -11,7 +11,7 @@ cd "$(dirname "$0")/../.."
 . tools/lib.sh
 SEED=${JEPSEN_SEED:-23}
 
-DIR=$(mktemp -d /tmp/tsjepsen.XXXXXX)
+DIR=$(ts_cluster_dir tsjepsen)
 trap 'ts_stop_cluster "$DIR"; rm -rf "$DIR"' EXIT
 ts_start_cluster "$DIR" 3 8 >/dev/null || exit 1
 psql -X -q -d tablestore -c "SELECT tablestore.create_table('Jep')" >/dev/null || exit 1

@@ -31,7 +31,7 @@ cd "$(dirname "$0")/../.."
 
 CLIENTS=${CLIENTS:-12}
 PARTITIONS=${PARTITIONS:-256}
-DIR=$(mktemp -d /tmp/tslocks.XXXXXX)
+DIR=$(ts_cluster_dir tslocks)
 chmod 755 "$DIR"
 trap 'touch "$DIR/clients.done" "$DIR/holder.done"; rm -f "$DIR/move.hold"; wait; ts_stop_cluster "$DIR"; rm -rf "$DIR"' EXIT
 ts_start_cluster "$DIR" 3 "$PARTITIONS" >/dev/null || exit 1

@@ -26,7 +26,7 @@ set -u
 cd "$(dirname "$0")/../.."
 . tools/lib.sh
 
-DIR=$(mktemp -d /tmp/tsmovea.XXXXXX)
+DIR=$(ts_cluster_dir tsmovea)
 trap 'kill $(jobs -p) 2>/dev/null; ts_stop_cluster "$DIR"; rm -rf "$DIR"' EXIT
 fail=0
 check() {

@@ -10,7 +10,7 @@ set -u
 cd "$(dirname "$0")/../.."
 . tools/lib.sh
 
-DIR=$(mktemp -d /tmp/tsrebal.XXXXXX)
+DIR=$(ts_cluster_dir tsrebal)
 trap 'ts_stop_cluster "$DIR"; rm -rf "$DIR"' EXIT
 fail=0
 check() {
