@@ -138,6 +138,13 @@ ts_cluster_dir() {
 	fi
 }
 
+# ts_rm_cluster_dir DIR: remove a script's cluster directory, unless it is
+# the TAP test's: a server the script started again (pg_ctl -D DIR/NAME/data)
+# runs on its links until the test stops it, and the test removes it then.
+ts_rm_cluster_dir() {
+	ts_given "$1" || rm -rf "$1"
+}
+
 # ts_given DIR: whether DIR is the TAP test's cluster or one of its servers.
 ts_given() {
 	[ -n "${TS_CLUSTER_DIR:-}" ] || return 1

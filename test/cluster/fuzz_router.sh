@@ -39,7 +39,7 @@ finish() {
 			ts_pg_ctl -D "$d/data" -m immediate -w stop >/dev/null 2>&1
 	done
 	if [ $status -eq 0 ]; then
-		rm -rf "$DIR"
+		ts_rm_cluster_dir "$DIR"
 	else
 		echo "fuzz_router: statements and server logs kept in $DIR (statements.log, {router,shard*}/server.log)"
 	fi

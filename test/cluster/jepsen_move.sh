@@ -12,7 +12,7 @@ cd "$(dirname "$0")/../.."
 SEED=${JEPSEN_SEED:-23}
 
 DIR=$(ts_cluster_dir tsjepsen)
-trap 'ts_stop_cluster "$DIR"; rm -rf "$DIR"' EXIT
+trap 'ts_stop_cluster "$DIR"; ts_rm_cluster_dir "$DIR"' EXIT
 ts_start_cluster "$DIR" 3 8 >/dev/null || exit 1
 psql -X -q -d tablestore -c "SELECT tablestore.create_table('Jep')" >/dev/null || exit 1
 chmod 777 "$DIR"

@@ -47,7 +47,7 @@ cleanup() {
 	wait 2>/dev/null
 	ts_stop_cluster "$DIR"
 	ts_stop_server "$DIR/one"
-	[ -n "${TS_KEEP:-}" ] || rm -rf "$DIR"
+	[ -n "${TS_KEEP:-}" ] || ts_rm_cluster_dir "$DIR"
 }
 trap cleanup EXIT
 

@@ -24,6 +24,7 @@ package TablestoreCluster;
 
 use strict;
 use warnings;
+use File::Path;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use TablestoreNode;
@@ -190,11 +191,14 @@ sub stop
 	return;
 }
 
-# clean: remove the stopped nodes' data directories (a passed step's).
+# clean: remove the stopped nodes' data directories and the cluster's
+# directory (a passed step's; a script leaves the latter to the test,
+# tools/lib.sh ts_rm_cluster_dir).
 sub clean
 {
 	my ($self) = @_;
 	$self->{nodes}{$_}->clean_node for @{ $self->{order} };
+	File::Path::rmtree($self->{dir});
 	return;
 }
 
