@@ -20,8 +20,8 @@ set -u
 cd "$(dirname "$0")/.."
 . tools/lib.sh
 
-DIR=$(mktemp -d /tmp/tsgrow.XXXXXX)
-trap 'kill $(jobs -p) 2>/dev/null; ts_stop_cluster "$DIR"; rm -rf "$DIR"' EXIT
+DIR=$(ts_cluster_dir tsgrow)
+trap 'kill $(jobs -p) 2>/dev/null; ts_stop_cluster "$DIR"; ts_rm_cluster_dir "$DIR"' EXIT
 fail=0
 check() {
 	if [ "$2" = "$3" ]; then echo "ok: $1"; else echo "FAILED: $1: got '$2', want '$3'"; fail=1; fi

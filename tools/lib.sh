@@ -72,10 +72,17 @@ if [ "$TS_PRELOAD" = 1 ]; then TS_WAL_CHECK=generic,tskey; else TS_WAL_CHECK=gen
 # server in DIR (owned by postgres), socket in DIR, no TCP.  The library is
 # preloaded (unless TS_PRELOAD=0) through postgresql.conf, so that a
 # restart with other options, and a standby made by pg_basebackup, keep it:
-# a server must have the resource manager to replay tskey's records.
+# a server must have the resource manager to replay tskey's records.  A
+# server of the TAP test's cluster (ts_given, below) is only checked: it
+# runs, with those options.
 ts_start_server() {
 	local dir=$1
 	shift
+	if ts_given "$dir"; then
+		ts_given_server "$dir" "$@" || return 1
+		export PGHOST=$dir PGUSER=postgres
+		return 0
+	fi
 	chown postgres: "$dir"
 	(cd / && runuser -u postgres -- initdb -D "$dir/data" -A trust -E UTF8 --no-locale -U postgres >"$dir/initdb.log" 2>&1) || {
 		cat "$dir/initdb.log"
@@ -90,9 +97,84 @@ ts_start_server() {
 	export PGHOST=$dir PGUSER=postgres PGPORT=5432
 }
 
+# ts_stop_server DIR: stop the server ts_start_server started in DIR (not
+# one the TAP test gave: that test stops it).
 ts_stop_server() {
 	local dir=$1
-	[ -f "$dir/data/postmaster.pid" ] && (cd / && runuser -u postgres -- pg_ctl -D "$dir/data" -m fast -w stop >/dev/null 2>&1)
+	ts_given "$dir" && return 0
+	[ -f "$dir/data/postmaster.pid" ] && ts_pg_ctl -D "$dir/data" -m fast -w stop >/dev/null 2>&1
+	return 0
+}
+
+# ts_pg_ctl ARG...: pg_ctl as the postgres OS user (through runuser when
+# root, as run-tests.sh runs; directly when already postgres, as the TAP
+# tests run), from /, so that it works whatever the current directory.
+ts_pg_ctl() {
+	if [ "$(id -u)" = 0 ]; then
+		(cd / && runuser -u postgres -- pg_ctl "$@")
+	else
+		(cd / && pg_ctl "$@")
+	fi
+}
+
+# The cluster tier's TAP test (test/t/020_cluster.pl) runs each script on
+# servers it made and owns (test/perl/TablestoreCluster.pm) and says so in
+# the environment: TS_CLUSTER_DIR is the cluster's directory, in which
+# each node NAME (router, shard0, ..., and the extra servers the step
+# asked for) is a socket directory DIR/NAME, all on port PGPORT as
+# ts_start_cluster's servers all are on 5432, with its data directory in
+# DIR/NAME/data and its log in DIR/NAME/server.log; TS_CLUSTER_SHAPE is
+# "SHARDS PARTITIONS", what the router was configured with.  The functions
+# here then take those servers instead of making, or stopping, their own:
+# a script runs the same either way.
+
+# ts_cluster_dir PREFIX: the directory of a script's cluster: the TAP
+# test's, or a new temporary one.
+ts_cluster_dir() {
+	if [ -n "${TS_CLUSTER_DIR:-}" ]; then
+		echo "$TS_CLUSTER_DIR"
+	else
+		mktemp -d "/tmp/$1.XXXXXX"
+	fi
+}
+
+# ts_rm_cluster_dir DIR: remove a script's cluster directory, unless it is
+# the TAP test's: a server the script started again (pg_ctl -D DIR/NAME/data)
+# runs on its links until the test stops it, and the test removes it then.
+ts_rm_cluster_dir() {
+	ts_given "$1" || rm -rf "$1"
+}
+
+# ts_given DIR: whether DIR is the TAP test's cluster or one of its servers.
+ts_given() {
+	[ -n "${TS_CLUSTER_DIR:-}" ] || return 1
+	case "$1" in
+	"$TS_CLUSTER_DIR" | "$TS_CLUSTER_DIR"/*) return 0 ;;
+	esac
+	return 1
+}
+
+# ts_given_server DIR [-c NAME=VALUE...]: the TAP test's server DIR is
+# running and has the settings the script would have started it with;
+# otherwise say what the step must add (test/t/020_cluster.pl).
+ts_given_server() {
+	local dir=$1 name value got
+	shift
+	if ! psql -X -q -At -h "$dir" -d postgres -c "SELECT 1" >/dev/null 2>&1; then
+		echo "no server $(basename "$dir") in the TAP test's cluster $TS_CLUSTER_DIR: its step must name it" >&2
+		return 1
+	fi
+	while [ $# -ge 2 ]; do
+		if [ "$1" = -c ]; then
+			name=${2%%=*} value=${2#*=}
+			got=$(psql -X -q -At -h "$dir" -d postgres -c "SELECT current_setting('$name')")
+			if [ "$got" != "$value" ]; then
+				echo "server $(basename "$dir") of the TAP test has $name = $got, the script wants $value" >&2
+				return 1
+			fi
+		fi
+		shift 2
+	done
 	return 0
 }
 
@@ -100,9 +182,18 @@ ts_stop_server() {
 # servers: N shards (DIR/shard0 ...), each with database tablestore and the
 # extension, and a router (DIR/router) with database tablestore, PL/Proxy
 # and tablestore_router configured over the shards.  PGHOST is left on the
-# router.
+# router.  The TAP test's cluster (ts_given) is only checked: it has that
+# shape.
 ts_start_cluster() {
 	local dir=$1 n=$2 parts=${3:-16} i nodes=""
+	if ts_given "$dir"; then
+		if [ "${TS_CLUSTER_SHAPE:-}" != "$n $parts" ]; then
+			echo "the TAP test's cluster has (shards partitions) ${TS_CLUSTER_SHAPE:-?}, the script wants $n $parts: fix its step" >&2
+			return 1
+		fi
+		export PGHOST=$dir/router PGDATABASE=tablestore
+		return 0
+	fi
 	chmod 755 "$dir"
 	for i in $(seq 0 $((n - 1))); do
 		mkdir -p "$dir/shard$i"
@@ -124,7 +215,7 @@ SQL
 	export PGHOST=$dir/router PGDATABASE=tablestore
 }
 
-# ts_stop_cluster DIR: stop every server of a cluster.
+# ts_stop_cluster DIR: stop every server of a cluster (not the TAP test's).
 ts_stop_cluster() {
 	local d
 	for d in "$1"/router "$1"/shard*; do

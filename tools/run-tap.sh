@@ -30,9 +30,18 @@ if [[ " ${rel[*]}" == *_gateway.pl* ]]; then
 	cp -a gateway tools "$WORK/checkout/"
 	cp -a test/gateway "$WORK/checkout/test/"
 fi
+# the cluster tier's test (test/t/*_cluster.pl) runs the scripts of
+# test/cluster/ (and test/cluster_grow.sh) with what they run and source:
+# tools/, test/ (without the gateway's npm packages) and src/ (whose C files
+# test/logcheck.py tells tablestore's internal errors by) in TS_CHECKOUT
+if [[ " ${rel[*]}" == *_cluster.pl* ]]; then
+	mkdir -p "$WORK/checkout/test"
+	cp -a src tools "$WORK/checkout/"
+	tar -C test --exclude=./gateway/node_modules -cf - . | tar -C "$WORK/checkout/test" -xf - || exit 1
+fi
 chown -R postgres: "$WORK"
 (cd "$WORK" && runuser -u postgres -- env PATH="$PGBIN:$PATH" TESTDIR="$WORK" PG_REGRESS="$("$PGBIN/pg_config" --pkglibdir)/pgxs/src/test/regress/pg_regress" \
-	TS_PRELOAD="${TS_PRELOAD:-1}" TS_CHECKOUT="$WORK/checkout" PGHOST= PGPORT= PGUSER= PGDATABASE= \
+	PGBIN="$PGBIN" TS_PRELOAD="${TS_PRELOAD:-1}" TS_CHECKOUT="$WORK/checkout" PGHOST= PGPORT= PGUSER= PGDATABASE= \
 	prove -v -I "$PGXS_PERL" -I perl "${rel[@]}")
 rc=$?
 if [ $rc -eq 0 ]; then

@@ -8,7 +8,8 @@
 #   the Azure SDKs and raw HTTP (test/t/010_gateway.pl), sqlsmith's random SQL
 #   (test/sqlsmith.sh), the SQL-level suites through a scale-out router with
 #   2 shards (test/router_regress.sh), random arguments for every function on a live server
-#   (test/fuzz_live.sh) and through a router (test/cluster/fuzz_router.sh),
+#   (test/fuzz_live.sh), the cluster tier (test/t/020_cluster.pl: a router
+#   and its shards under outages, moves, faults and random arguments),
 #   the $filter parser's unit tests and a 20-second
 #   libFuzzer run; at the end, the server log must show no crash.
 # Exits non-zero on any failure, printing regression.diffs and the server log.
@@ -59,7 +60,7 @@ run bash test/doc/errors_doc.sh tap
 # the multi-server tests on PostgreSQL's TAP framework (test/t: crash
 # recovery, a streaming standby, dump and restore, corrupt pages), then the
 # crash test again without shared_preload_libraries: tskey on generic WAL
-run bash tools/run-tap.sh $(ls test/t/*.pl | grep -v _gateway.pl)
+run bash tools/run-tap.sh $(ls test/t/*.pl | grep -v -e _gateway.pl -e _cluster.pl)
 run env TS_PRELOAD=0 bash tools/run-tap.sh test/t/001_crash.pl
 run bash test/stress.sh
 # upserts racing updates on hot keys never fail
@@ -73,26 +74,19 @@ run bash test/router_regress.sh
 run bash test/router_diff.sh
 # the Azure SDKs through the gateway in front of that router
 run bash test/gateway/router_test.sh
-# the cluster under what one node never sees: merge order, paging under
-# writes, streaming memory, a stopped and a crashed shard, privileges; and
-# concurrent queries over every node against the router's lock table
-run bash test/cluster/robustness.sh
-run bash test/cluster/lock_table.sh
-# growing a cluster from 2 to 4 nodes under writes (tools/cluster-move.sh,
-# online moves on logical replication); issue 23's findings of the old
-# mover; a Jepsen-style test of moves under writes and faults (fixed seed)
-run bash test/cluster_grow.sh
-run bash test/cluster/move_findings.sh
-run bash test/cluster/move_attack.sh
-# a moved table may hold only what create_table made (the whitelist)
-run bash test/cluster/move_whitelist.sh
-# a cleanup an owner can refuse leaves rows (leftovers), not the move unfinished
-run bash test/cluster/move_leftover.sh
-run bash test/cluster/jepsen_move.sh
-run bash test/cluster/rebalance.sh
-# random arguments for every function of the router, through a router with
-# 2 shards (FUZZ_ROUTER_SECONDS): no crash or XX000 on the router or a shard
-run bash test/cluster/fuzz_router.sh
+# the cluster tier on PostgreSQL's TAP framework (test/t/020_cluster.pl,
+# each script of test/cluster/ a step on a cluster of its own): the cluster
+# under what one node never sees (merge order, paging under writes,
+# streaming memory, a stopped and a crashed shard, privileges), concurrent
+# queries over every node against the router's lock table, growing from 2
+# to 4 nodes under writes (tools/cluster-move.sh, online moves on logical
+# replication), issue 23's findings of the old mover, the attack on moves,
+# the whitelist of what a moved table may hold, the leftovers of a
+# cleanup an owner refuses, a Jepsen-style test of
+# moves under writes and faults (fixed seed), rebalancing, and random
+# arguments for every function of the router (FUZZ_ROUTER_SECONDS): no
+# crash or XX000 on the router or a shard
+run bash tools/run-tap.sh test/t/020_cluster.pl
 # random input on live servers of their own: sqlsmith's random SQL, and
 # random arguments for every function of the extension (each reports how
 # many statements it ran; SQLSMITH_SECONDS, FUZZ_LIVE_SECONDS)

@@ -20,10 +20,10 @@ export LC_ALL=C
 cd "$(dirname "$0")/../.."
 . tools/lib.sh
 
-DIR=$(mktemp -d /tmp/tsfrozen.XXXXXX)
+DIR=$(ts_cluster_dir tsfrozen)
 chmod 755 "$DIR"
 frozen=""
-trap '[ -n "$frozen" ] && kill -CONT $frozen; wait; ts_stop_cluster "$DIR"; rm -rf "$DIR"' EXIT
+trap '[ -n "$frozen" ] && kill -CONT $frozen; wait; ts_stop_cluster "$DIR"; ts_rm_cluster_dir "$DIR"' EXIT
 ts_start_cluster "$DIR" 2 >/dev/null || exit 1
 export PGUSER=postgres
 R() { psql -X -q -At -h "$DIR/router" -d tablestore -v ON_ERROR_STOP=1 "$@"; }

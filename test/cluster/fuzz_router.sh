@@ -28,18 +28,18 @@ cd "$(dirname "$0")/../.."
 SECS=${FUZZ_ROUTER_SECONDS:-45}
 SEED=$(ts_seed FUZZ_ROUTER_SEED 1)
 SHARDS=2
-DIR=$(mktemp -d /tmp/tsfzrouter.XXXXXX)
+DIR=$(ts_cluster_dir tsfzrouter)
 status=0
 finish() {
 	local d
 	# a backend that ignores cancels may ignore a fast shutdown too
 	for d in "$DIR"/router "$DIR"/shard*; do
 		[ -f "$d/data/postmaster.pid" ] || continue
-		(cd / && runuser -u postgres -- pg_ctl -D "$d/data" -m fast -t 20 -w stop >/dev/null 2>&1) ||
-			(cd / && runuser -u postgres -- pg_ctl -D "$d/data" -m immediate -w stop >/dev/null 2>&1)
+		ts_pg_ctl -D "$d/data" -m fast -t 20 -w stop >/dev/null 2>&1 ||
+			ts_pg_ctl -D "$d/data" -m immediate -w stop >/dev/null 2>&1
 	done
 	if [ $status -eq 0 ]; then
-		rm -rf "$DIR"
+		ts_rm_cluster_dir "$DIR"
 	else
 		echo "fuzz_router: statements and server logs kept in $DIR (statements.log, {router,shard*}/server.log)"
 	fi

@@ -353,8 +353,11 @@ def move(p, target, fault=None):
     elif fault == "restart-source":
         src = node_of(p).split()[0].split("=")[1]
         # pg_ctl restart starts it with the options it had (postmaster.opts)
-        subprocess.run(["runuser", "-u", "postgres", "--", "pg_ctl", "-D", src + "/data", "-m", "immediate",
-                        "-w", "restart", "-l", src + "/server.log"], check=True, stdout=subprocess.DEVNULL, cwd="/")
+        # (as the postgres OS user: through runuser when run as root)
+        as_postgres = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+        subprocess.run(as_postgres + ["pg_ctl", "-D", src + "/data", "-m", "immediate",
+                                      "-w", "restart", "-l", src + "/server.log"],
+                       check=True, stdout=subprocess.DEVNULL, cwd="/")
     os.unlink(hold)
     pr.communicate()
     complete(p, target)

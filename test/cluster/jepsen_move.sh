@@ -11,8 +11,8 @@ cd "$(dirname "$0")/../.."
 . tools/lib.sh
 SEED=${JEPSEN_SEED:-23}
 
-DIR=$(mktemp -d /tmp/tsjepsen.XXXXXX)
-trap 'ts_stop_cluster "$DIR"; rm -rf "$DIR"' EXIT
+DIR=$(ts_cluster_dir tsjepsen)
+trap 'ts_stop_cluster "$DIR"; ts_rm_cluster_dir "$DIR"' EXIT
 ts_start_cluster "$DIR" 3 8 >/dev/null || exit 1
 psql -X -q -d tablestore -c "SELECT tablestore.create_table('Jep')" >/dev/null || exit 1
 chmod 777 "$DIR"

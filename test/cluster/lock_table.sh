@@ -31,9 +31,9 @@ cd "$(dirname "$0")/../.."
 
 CLIENTS=${CLIENTS:-12}
 PARTITIONS=${PARTITIONS:-256}
-DIR=$(mktemp -d /tmp/tslocks.XXXXXX)
+DIR=$(ts_cluster_dir tslocks)
 chmod 755 "$DIR"
-trap 'touch "$DIR/clients.done" "$DIR/holder.done"; rm -f "$DIR/move.hold"; wait; ts_stop_cluster "$DIR"; rm -rf "$DIR"' EXIT
+trap 'touch "$DIR/clients.done" "$DIR/holder.done"; rm -f "$DIR/move.hold"; wait; ts_stop_cluster "$DIR"; ts_rm_cluster_dir "$DIR"' EXIT
 ts_start_cluster "$DIR" 3 "$PARTITIONS" >/dev/null || exit 1
 # the cluster on shards 0 and 1; shard 2 takes a partition in check 3
 psql -X -q -h "$DIR/router" -d tablestore -U postgres -v ON_ERROR_STOP=1 \

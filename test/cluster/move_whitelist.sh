@@ -29,9 +29,9 @@
 set -u
 cd "$(dirname "$0")/../.."
 . tools/lib.sh
-DIR=$(mktemp -d /tmp/tsmwl.XXXXXX)
+DIR=$(ts_cluster_dir tsmwl)
 status=0
-trap 'kill $(jobs -p) 2>/dev/null; ts_stop_cluster "$DIR"; rm -rf "$DIR"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null; ts_stop_cluster "$DIR"; ts_rm_cluster_dir "$DIR"' EXIT
 ts_start_cluster "$DIR" 2 8 >/dev/null || exit 1
 export PGUSER=postgres
 r() { psql -X -q -At -d "host=$DIR/router dbname=tablestore" "$@"; }

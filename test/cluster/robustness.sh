@@ -39,7 +39,7 @@ export LC_ALL=C
 cd "$(dirname "$0")/../.."
 . tools/lib.sh
 
-DIR=$(mktemp -d /tmp/tsrobust.XXXXXX)
+DIR=$(ts_cluster_dir tsrobust)
 chmod 755 "$DIR"
 cleanup() {
 	local p
@@ -47,7 +47,7 @@ cleanup() {
 	wait 2>/dev/null
 	ts_stop_cluster "$DIR"
 	ts_stop_server "$DIR/one"
-	[ -n "${TS_KEEP:-}" ] || rm -rf "$DIR"
+	[ -n "${TS_KEEP:-}" ] || ts_rm_cluster_dir "$DIR"
 }
 trap cleanup EXIT
 
@@ -83,11 +83,10 @@ state() {
 # script, so that psql's \! can run it in the middle of a session)
 cat >"$DIR/ctl.sh" <<CTL
 #!/bin/sh
-PATH=$PGBIN:\$PATH
-cd /
+export PGBIN=$PGBIN
 case "\$1" in
-stop) exec runuser -u postgres -- pg_ctl -D "$DIR/shard\$2/data" -m "\${3:-fast}" -w stop >/dev/null ;;
-start) exec runuser -u postgres -- pg_ctl -D "$DIR/shard\$2/data" -l "$DIR/shard\$2/server.log" \\
+stop) exec bash $TS_LIB ts_pg_ctl -D "$DIR/shard\$2/data" -m "\${3:-fast}" -w stop >/dev/null ;;
+start) exec bash $TS_LIB ts_pg_ctl -D "$DIR/shard\$2/data" -l "$DIR/shard\$2/server.log" \\
 	-o "-c listen_addresses='' -k $DIR/shard\$2 -c fsync=off -c max_prepared_transactions=10" -w start >/dev/null ;;
 esac
 CTL

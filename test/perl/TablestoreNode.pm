@@ -32,11 +32,14 @@ sub ts_wal_check
 # ts_node(NAME, INIT_PARAMS...): an initialised node, not started, with the
 # library preloaded unless TS_PRELOAD=0 (in postgresql.conf, so that a
 # restart and a standby made from a backup keep it: a server must have the
-# resource manager to replay tskey's records).
+# resource manager to replay tskey's records).  The parameters own_host
+# and port go to PostgreSQL::Test::Cluster->new (a socket directory of the
+# node's own, a given port: TablestoreCluster.pm), the others to init.
 sub ts_node
 {
 	my ($name, %params) = @_;
-	my $node = PostgreSQL::Test::Cluster->new($name);
+	my %new = map { $_ => delete $params{$_} } grep { exists $params{$_} } qw(own_host port);
+	my $node = PostgreSQL::Test::Cluster->new($name, %new);
 
 	$node->init(%params);
 	$node->append_conf('postgresql.conf',
