@@ -64,6 +64,8 @@ extern Jsonb *ts_entity_output_list(text *pk, text *rk, TimestampTz ts, Jsonb *p
 									List *select);
 extern JsonbValue *ts_entity_output_value(text *pk, text *rk, TimestampTz ts, Jsonb *props, bool all,
 										  List *select);
+extern JEntry ts_entity_append_jsonb(StringInfo buf, text *pk, text *rk, TimestampTz ts, Jsonb *props,
+									bool all, List *select);
 
 /* entityjson.c: the same as JSON text */
 extern void ts_entity_json(StringInfo buf, text *pk, text *rk, TimestampTz ts, Jsonb *props, bool all,

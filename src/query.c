@@ -45,12 +45,14 @@
 #include "miscadmin.h"
 #include "storage/lmgr.h"
 #include "utils/acl.h"
+#include "utils/inval.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/rls.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
 
 #include "tablestore.h"
 #include "errors.h"
@@ -187,6 +189,66 @@ query_begin(text *table_name, TsQueryPlan *plan, text *next_pk, text *next_rk,
 	return qs;
 }
 
+/*
+ * The comparison procedures of an operator family for a type, by strategy,
+ * as the key index's scan keys need them: looked up once per backend (ten
+ * catalog lookups a query otherwise, a point read's largest cost after the
+ * probe itself), forgotten when operators or operator families change.
+ */
+typedef struct KeyProcs
+{
+	Oid			opfamily;
+	Oid			type;
+	RegProcedure procs[BTMaxStrategyNumber + 1];
+} KeyProcs;
+
+#define KEY_PROCS_CACHED	4
+
+static KeyProcs key_procs_cache[KEY_PROCS_CACHED];
+static int	key_procs_n = 0;
+static bool key_procs_callbacks = false;
+
+/* Forget the cached procedures: a catalog they come from changed. */
+static void
+key_procs_invalidate(Datum arg, int cacheid, uint32 hashvalue)
+{
+	key_procs_n = 0;
+}
+
+static const RegProcedure *
+key_procs(Oid opfamily, Oid type)
+{
+	KeyProcs   *kp;
+
+	for (int i = 0; i < key_procs_n; i++)
+		if (key_procs_cache[i].opfamily == opfamily && key_procs_cache[i].type == type)
+			return key_procs_cache[i].procs;
+	if (!key_procs_callbacks)
+	{
+		CacheRegisterSyscacheCallback(AMOPSTRATEGY, key_procs_invalidate, (Datum) 0);
+		CacheRegisterSyscacheCallback(OPEROID, key_procs_invalidate, (Datum) 0);
+		key_procs_callbacks = true;
+	}
+	/* a full cache starts over: tables of more key types are not expected */
+	if (key_procs_n == KEY_PROCS_CACHED)
+		key_procs_n = 0;
+	kp = &key_procs_cache[key_procs_n];
+	kp->procs[0] = InvalidOid;
+	for (int strategy = 1; strategy <= BTMaxStrategyNumber; strategy++)
+	{
+		Oid			opno = get_opfamily_member(opfamily, type, type, strategy);
+
+		if (!OidIsValid(opno))
+			elog(ERROR, "missing operator %d(%u,%u) in opfamily %u", strategy, type, type, opfamily);
+		kp->procs[strategy] = get_opcode(opno);
+	}
+	/* complete before it is found: an error above leaves it out */
+	kp->opfamily = opfamily;
+	kp->type = type;
+	key_procs_n++;
+	return kp->procs;
+}
+
 /* Open the scan of query_begin on a resolved relation. */
 static QueryScan *
 query_open(Oid relid, Oid indexid, TsQueryPlan *plan, text *next_pk, text *next_rk,
@@ -205,19 +267,8 @@ query_open(Oid relid, Oid indexid, TsQueryPlan *plan, text *next_pk, text *next_
 	qs->relname = RelationGetRelationName(qs->heap);
 	qs->index = index_open(indexid, AccessShareLock);
 	for (int col = 0; col < 2; col++)
-	{
-		Oid			opfamily = qs->index->rd_opfamily[col];
-		Oid			type = qs->index->rd_opcintype[col];
-
-		for (int strategy = 1; strategy <= BTMaxStrategyNumber; strategy++)
-		{
-			Oid			opno = get_opfamily_member(opfamily, type, type, strategy);
-
-			if (!OidIsValid(opno))
-				elog(ERROR, "missing operator %d(%u,%u) in opfamily %u", strategy, type, type, opfamily);
-			qs->procs[col][strategy] = get_opcode(opno);
-		}
-	}
+		memcpy(qs->procs[col], key_procs(qs->index->rd_opfamily[col], qs->index->rd_opcintype[col]),
+			   sizeof(qs->procs[col]));
 	qs->slot = table_slot_create(qs->heap, NULL);
 	qs->snapshot = RegisterSnapshot(GetActiveSnapshot());
 	qs->scancxt = CurrentMemoryContext;
@@ -767,9 +818,8 @@ query_page(FunctionCallInfo fcinfo, bool json)
 	text	   *next_rk;
 	QueryScan  *qs;
 	ScanEntity	e;
-	JsonbValue	array;
 	StringInfoData buf;
-	int			allocated;
+	int			jentries = 0;
 	int64		n = 0;
 	int64		bytes = 0;
 	TupleDesc	desc;
@@ -781,27 +831,31 @@ query_page(FunctionCallInfo fcinfo, bool json)
 	arg_continuation(fcinfo, 4, &next_pk, &next_rk);
 
 	/*
-	 * One entity more than the page: its key is the continuation.  As jsonb
-	 * the page is built as one in-memory array of the entities' objects
-	 * (over copies of their stored parts, as the scan moves on) and
-	 * serialized once; as json it is written as text entity by entity.
+	 * One entity more than the page: its key is the continuation.  As json
+	 * the page is written as text entity by entity; as jsonb it is assembled
+	 * in binary form the same way, each entity's object container appended
+	 * straight from its stored form (ts_entity_append_jsonb), after room for
+	 * the array's header and a JEntry per entity the page can hold: no
+	 * in-memory array of the entities, no copies of their stored parts, and
+	 * no serialization of the whole.  Each entity's temporary values live in
+	 * the scan's row memory, reset entity by entity.
 	 */
 	qs = query_begin(table_name, plan, next_pk, next_rk, arg_cstring(fcinfo, 2), page_scan_limit(top));
-	array.type = jbvArray;
-	array.val.array.rawScalar = false;
-	array.val.array.nElems = 0;
-	allocated = json ? 0 : Max(Min(top, 64), 1);
-	array.val.array.elems = json ? NULL : palloc(sizeof(JsonbValue) * allocated);
+
+	/*
+	 * Room for a page of typical entities at once: growing a large buffer by
+	 * doubling copies it and faults in fresh memory each time.
+	 */
+	initStringInfo(&buf);
+	enlargeStringInfo(&buf, (int) Min(top * 512, 4 * 1024 * 1024));
+	appendStringInfoSpaces(&buf, VARHDRSZ);
 	if (json)
-	{
-		/*
-		 * Room for a page of typical entities at once: growing a large
-		 * buffer by doubling copies it and faults in fresh memory each time.
-		 */
-		initStringInfo(&buf);
-		enlargeStringInfo(&buf, (int) Min(top * 512, 4 * 1024 * 1024));
-		appendStringInfoSpaces(&buf, VARHDRSZ);
 		appendStringInfoCharMacro(&buf, '[');
+	else
+	{
+		/* the array's header, then its JEntries, written at the end */
+		jentries = buf.len + sizeof(uint32);
+		appendStringInfoSpaces(&buf, sizeof(uint32) + sizeof(JEntry) * top);
 	}
 	while (query_next(qs, &e))
 	{
@@ -819,26 +873,48 @@ query_page(FunctionCallInfo fcinfo, bool json)
 			if (n > 1)
 				appendStringInfoCharMacro(&buf, ',');
 			ts_entity_json(&buf, e.pk, e.rk, e.ts, e.props, qs->select_all, qs->select);
-			continue;
 		}
-		if (array.val.array.nElems == allocated)
+		else
 		{
-			allocated *= 2;
-			array.val.array.elems = repalloc(array.val.array.elems, sizeof(JsonbValue) * allocated);
+			MemoryContext old = MemoryContextSwitchTo(qs->rowcxt);
+			int			start PG_USED_FOR_ASSERTS_ONLY = buf.len;
+			JEntry		je = ts_entity_append_jsonb(&buf, e.pk, e.rk, e.ts, e.props,
+													qs->select_all, qs->select);
+
+			/* every JB_OFFSET_STRIDE'th member's JEntry holds its end offset */
+			if ((n - 1) % JB_OFFSET_STRIDE == 0)
+				je = JENTRY_ISCONTAINER | JENTRY_HAS_OFF |
+					(buf.len - (jentries + (int) (sizeof(JEntry) * top)));
+			memcpy(buf.data + jentries + sizeof(JEntry) * (n - 1), &je, sizeof(JEntry));
+			Assert((int) JBE_OFFLENFLD(je) == buf.len - start || (je & JENTRY_HAS_OFF));
+			MemoryContextSwitchTo(old);
 		}
-		array.val.array.elems[array.val.array.nElems++] =
-			*ts_entity_output_value(copy_text(e.pk), copy_text(e.rk), e.ts,
-									(Jsonb *) copy_text((text *) e.props), qs->select_all, qs->select);
 	}
 	query_end(qs);
 	if (json)
-	{
 		appendStringInfoCharMacro(&buf, ']');
-		SET_VARSIZE(buf.data, buf.len);
-		values[0] = PointerGetDatum(buf.data);
-	}
 	else
-		values[0] = JsonbPGetDatum(JsonbValueToJsonb(&array));
+	{
+		uint32		header = (uint32) n | JB_FARRAY;
+		int			unused = sizeof(JEntry) * (top - n);
+		int			data = jentries + sizeof(JEntry) * top;
+
+		/*
+		 * The JEntries of members the page did not get go: the members move
+		 * down by a multiple of 4 bytes, which keeps every padding in them
+		 * right.
+		 */
+		memcpy(buf.data + VARHDRSZ, &header, sizeof(uint32));
+		if (unused > 0)
+		{
+			memmove(buf.data + data - unused, buf.data + data, buf.len - data);
+			buf.len -= unused;
+		}
+		if (buf.len - (jentries + (int) (sizeof(JEntry) * n)) > JENTRY_OFFLENMASK)
+			elog(ERROR, "page of %d bytes too large for jsonb", buf.len);
+	}
+	SET_VARSIZE(buf.data, buf.len);
+	values[0] = PointerGetDatum(buf.data);
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(desc), values, nulls)));
 }

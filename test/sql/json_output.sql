@@ -65,3 +65,46 @@ SELECT count(*) AS limited FROM (SELECT * FROM tablestore.query_page('JsonOut') 
 SELECT count(entity) AS entities, count(next_row_key) AS continuations
 FROM tablestore.query_page('JsonOut', 'not not (S ne ''zz'' or A eq 1) and not (RowKey eq ''02'')', 'S,A', 4);
 SELECT tablestore.delete_table('JsonOut');
+
+-- The jsonb entities and pages are assembled from the stored binary form
+-- (entityout.c) rather than serialized from in-memory values: they must be
+-- the bytes jsonb's own serialization gives.  40 entities (a page's array
+-- past JB_OFFSET_STRIDE members) of 37 properties (an entity's JEntries past
+-- it), numbers after strings of every length modulo 4 (their padding moves),
+-- booleans, and strings with an escape at every place of an 8-byte word;
+-- then rows of plain SQL with what the stored form never has: a nested
+-- value, a null, stored properties named like system ones.
+SELECT tablestore.create_table('BinOut');
+SELECT count(tablestore.insert_entity('BinOut', (SELECT jsonb_object_agg(k, v) FROM (
+	SELECT 'PartitionKey' AS k, to_jsonb('p'::text) AS v
+	UNION ALL SELECT 'RowKey', to_jsonb(lpad(r::text, 2, '0'))
+	UNION ALL SELECT 'S' || lpad(i::text, 2, '0'), to_jsonb(repeat('x', (i + r) % 13)
+		|| (ARRAY['"', E'\\', E'\n', E'\x01', 'é', ''])[1 + (i + r) % 6] || repeat('y', i % 11))
+	FROM generate_series(1, 20) i
+	UNION ALL SELECT 'N' || lpad(i::text, 2, '0'), to_jsonb(i * 1.5 + r * 1000) FROM generate_series(1, 12) i
+	UNION ALL SELECT 'B' || i, to_jsonb(i % 2 = 0) FROM generate_series(1, 5) i) d)))
+FROM generate_series(1, 40) r;
+INSERT INTO tablestore_data.binout VALUES
+	('q', '01', now(), '{"A": {"x": [1, 2.5]}, "Z": "z", "N": 1.5}'),
+	('q', '02', now(), '{"A": null, "B": 1e1000}'),
+	('q', '03', now(), '{"PartitionKey": "zz", "odata.etag": 5, "Timestamp": 1, "A": "a"}');
+-- each entity: the same value as its JSON text form, the same bytes once
+-- reserialized, the same hash; each page likewise
+SELECT count(*) AS entities, bool_and(e = j::jsonb) AS as_json, bool_and(e::text = e::text::jsonb::text) AS reserialized,
+	bool_and(jsonb_hash(e) = jsonb_hash(j::jsonb)) AS same_hash,
+	bool_and(e = tablestore.get_entity('BinOut', e->>'PartitionKey', e->>'RowKey')) AS as_get
+FROM (SELECT row_number() OVER () AS n, e FROM tablestore.query_entities('BinOut') e) a
+JOIN (SELECT row_number() OVER () AS n, j FROM tablestore.query_entities_json('BinOut') j) b USING (n);
+SELECT top, jsonb_array_length(p.entities) AS n, p.entities = q.entities::jsonb AS as_json,
+	p.entities::text = p.entities::text::jsonb::text AS reserialized,
+	jsonb_hash(p.entities) = jsonb_hash(q.entities::jsonb) AS same_hash,
+	p.entities->(jsonb_array_length(p.entities) - 1)->>'RowKey' AS last, p.next_row_key
+FROM unnest(ARRAY[0, 1, 33, 40, 1000]) top,
+	LATERAL tablestore.query_entities_page('BinOut', NULL, NULL, top) p,
+	LATERAL tablestore.query_entities_page_json('BinOut', NULL, NULL, top) q;
+SELECT p.entities = q.entities::jsonb AS selected_as_json, (p.entities->0) - 'odata.etag' AS first
+FROM tablestore.query_entities_page('BinOut', 'PartitionKey eq ''q''', 'A,N,RowKey') p,
+	tablestore.query_entities_page_json('BinOut', 'PartitionKey eq ''q''', 'A,N,RowKey') q;
+SELECT e->'S03' AS s03, e->'N12' AS n12, e->'B5' AS b5 FROM tablestore.query_entities('BinOut',
+	'PartitionKey eq ''p'' and RowKey eq ''07''') e;
+SELECT tablestore.delete_table('BinOut');
