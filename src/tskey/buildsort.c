@@ -169,7 +169,8 @@ buildsort_put(BuildSort *s, const char *pk, int pklen, const char *rk, int rklen
 	OffsetNumber off = ItemPointerGetOffsetNumber(tid);
 
 	/* room for this entry at worst: a new arena chunk, items and pk table doubled */
-	if (s->used + ARENA_CHUNK + pklen + rklen + TAIL_BYTES +
+	if (s->used +
+		(s->chunkfree < (Size) pklen + rklen + TAIL_BYTES ? Max((Size) pklen + rklen + TAIL_BYTES, ARENA_CHUNK) : 0) +
 		(s->nitems == s->maxitems ? s->maxitems * sizeof(SortItem) : 0) +
 		(s->npk == s->maxpk ? s->maxpk * (sizeof(PkKey) + 2 * sizeof(PkEntry)) : 0) > s->limit)
 		return false;
