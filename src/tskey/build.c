@@ -4,10 +4,11 @@
  *	  tskey index: the sorted bottom-up build (CREATE INDEX, REINDEX) and
  *	  the empty index of an unlogged table.
  *
- * The heap's (pk, rk, TID) are sorted as one byte string each whose memcmp
- * order is the index's (sort_key), so the tuplesort compares bytes, with
- * abbreviated keys (bytea's sort support), instead of calling the key
- * type's comparator per column; then the entries are written left to right: leaves filled to fillfactor, each
+ * The heap's (pk, rk, TID) are sorted in the order of one byte string each
+ * whose memcmp order is the index's (sort keys, below): in memory, each
+ * PartitionKey stored once and ranked (buildsort.c), or, once the entries
+ * outgrow maintenance_work_mem, as the byte strings by the tuplesort (as
+ * bytea); then the entries are written left to right: leaves filled to fillfactor, each
  * finished page's first key passed up as a pivot to the level above, and
  * the one page of the top level written to block 1, the root.  Pages go
  * through shared buffers unlogged and the whole index is WAL-logged once at
