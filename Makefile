@@ -8,7 +8,7 @@ ROUTERVERSION = $(shell sed -n "s/^default_version[[:space:]]*=[[:space:]]*'\([^
 MODULE_big = tablestore
 # Every object, by component (no wildcard: a file is part of the build
 # because it is named here).
-OBJS_TSKEY = $(addprefix src/tskey/,handler.o page.o build.o insert.o scan.o \
+OBJS_TSKEY = $(addprefix src/tskey/,handler.o page.o build.o buildsort.o insert.o scan.o \
 	vacuum.o verify.o xlog.o)
 OBJS_FILTER = $(addprefix src/filter/,parse.o format.o bind.o) src/edmtext.o
 OBJS_CORE = $(addprefix src/,module.o errors.o utf16.o edm.o key.o entity.o \

@@ -4,10 +4,11 @@
  *	  tskey index: the sorted bottom-up build (CREATE INDEX, REINDEX) and
  *	  the empty index of an unlogged table.
  *
- * The heap's (pk, rk, TID) are sorted as one byte string each whose memcmp
- * order is the index's (sort_key), so the tuplesort compares bytes, with
- * abbreviated keys (bytea's sort support), instead of calling the key
- * type's comparator per column; then the entries are written left to right: leaves filled to fillfactor, each
+ * The heap's (pk, rk, TID) are sorted in the order of one byte string each
+ * whose memcmp order is the index's (sort keys, below): in memory, each
+ * PartitionKey stored once and ranked (buildsort.c), or, once the entries
+ * outgrow maintenance_work_mem, as the byte strings by the tuplesort (as
+ * bytea); then the entries are written left to right: leaves filled to fillfactor, each
  * finished page's first key passed up as a pivot to the level above, and
  * the one page of the top level written to block 1, the root.  Pages go
  * through shared buffers unlogged and the whole index is WAL-logged once at
@@ -31,6 +32,7 @@
 
 #include "errors.h"
 #include "tskey_int.h"
+#include "buildsort.h"
 
 #define TSK_MAX_LEVELS	32
 
@@ -46,8 +48,11 @@ typedef struct BuildLevel
 typedef struct BuildState
 {
 	Relation	index;
-	Tuplesortstate *sort;
+	BuildSort  *msort;			/* the in-memory sort, or NULL after a spill */
+	Tuplesortstate *sort;		/* the tuplesort, once the entries outgrew memory */
 	MemoryContext keycxt;		/* a sort key being formed */
+	char	   *scratch;		/* pk' and rk' of the tuple being added */
+	Size		scratchlen;
 	double		indtuples;
 	BlockNumber nextblk;		/* next block number to hand out */
 	Size		usable;			/* bytes for items on a page */
@@ -323,7 +328,51 @@ sortable_undo(char *p, int len)
 	}
 }
 
-/* build_callback: one heap tuple into the sort, as its sort key. */
+/*
+ * tuplesort_put_key: one entry into the tuplesort as its sort key {pk', 0,
+ * rk', 0, tail}, pk' and rk' already sortable, tail the TID's 6 bytes
+ * (big-endian) and the liveness byte.
+ */
+static void
+tuplesort_put_key(void *arg, const char *pk, int pklen, const char *rk, int rklen,
+				  const char *tail)
+{
+	BuildState *bs = (BuildState *) arg;
+	MemoryContext old = MemoryContextSwitchTo(bs->keycxt);
+	bytea	   *key = palloc(VARHDRSZ + pklen + rklen + 9);
+	char	   *p = VARDATA(key);
+
+	SET_VARSIZE(key, VARHDRSZ + pklen + rklen + 9);
+	memcpy(p, pk, pklen);
+	p += pklen;
+	*p++ = 0;
+	memcpy(p, rk, rklen);
+	p += rklen;
+	*p++ = 0;
+	memcpy(p, tail, 7);
+	tuplesort_putdatum(bs->sort, PointerGetDatum(key), false);
+	MemoryContextSwitchTo(old);
+	MemoryContextReset(bs->keycxt);
+}
+
+/*
+ * spill: the entries outgrew maintenance_work_mem in memory: start the
+ * tuplesort, which can go to disk, and move them there.
+ */
+static void
+spill(BuildState *bs)
+{
+	bs->sort = tuplesort_begin_datum(BYTEAOID, ByteaLessOperator, InvalidOid, false,
+									 maintenance_work_mem, NULL, TUPLESORT_NONE);
+	buildsort_spill(bs->msort, tuplesort_put_key, bs);
+	bs->msort = NULL;
+}
+
+/*
+ * build_callback: one heap tuple into the sort: its keys' sortable bytes,
+ * TID and liveness into the in-memory sort, or as its sort key into the
+ * tuplesort once the entries have outgrown memory.
+ */
 static void
 build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 			   bool tupleIsAlive, void *state)
@@ -334,10 +383,7 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 			   *rk;
 	int			pklen,
 				rklen;
-	bytea	   *key;
 	char	   *p;
-	BlockNumber blk = ItemPointerGetBlockNumber(tid);
-	OffsetNumber off = ItemPointerGetOffsetNumber(tid);
 
 	if (isnull[0] || isnull[1])
 		ereport(ERROR,
@@ -346,26 +392,37 @@ build_callback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	old = MemoryContextSwitchTo(bs->keycxt);
 	pk = (text *) PG_DETOAST_DATUM_PACKED(values[0]);
 	rk = (text *) PG_DETOAST_DATUM_PACKED(values[1]);
+	MemoryContextSwitchTo(old);
 	pklen = VARSIZE_ANY_EXHDR(pk);
 	rklen = VARSIZE_ANY_EXHDR(rk);
-	key = palloc(VARHDRSZ + pklen + rklen + 9);
-	SET_VARSIZE(key, VARHDRSZ + pklen + rklen + 9);
-	p = VARDATA(key);
+	if (bs->scratchlen < (Size) pklen + rklen)
+	{
+		bs->scratchlen = Max((Size) pklen + rklen, 2 * bs->scratchlen);
+		bs->scratch = repalloc_huge(bs->scratch, bs->scratchlen);
+	}
+	p = bs->scratch;
 	sortable_copy(p, VARDATA_ANY(pk), pklen);
-	p += pklen;
-	*p++ = 0;
-	sortable_copy(p, VARDATA_ANY(rk), rklen);
-	p += rklen;
-	*p++ = 0;
-	p[0] = blk >> 24;
-	p[1] = blk >> 16;
-	p[2] = blk >> 8;
-	p[3] = blk;
-	p[4] = off >> 8;
-	p[5] = off;
-	p[6] = tupleIsAlive;
-	tuplesort_putdatum(bs->sort, PointerGetDatum(key), false);
-	MemoryContextSwitchTo(old);
+	sortable_copy(p + pklen, VARDATA_ANY(rk), rklen);
+
+	/* keys longer than a stored key can be are refused after the sort, in order */
+	if (bs->msort && (rklen > PG_UINT16_MAX ||
+					  !buildsort_put(bs->msort, p, pklen, p + pklen, rklen, tid, tupleIsAlive)))
+		spill(bs);
+	if (!bs->msort)
+	{
+		BlockNumber blk = ItemPointerGetBlockNumber(tid);
+		OffsetNumber off = ItemPointerGetOffsetNumber(tid);
+		char		tail[7];
+
+		tail[0] = blk >> 24;
+		tail[1] = blk >> 16;
+		tail[2] = blk >> 8;
+		tail[3] = blk;
+		tail[4] = off >> 8;
+		tail[5] = off;
+		tail[6] = tupleIsAlive;
+		tuplesort_put_key(bs, p, pklen, p + pklen, rklen, tail);
+	}
 	MemoryContextReset(bs->keycxt);
 	bs->indtuples++;
 }
@@ -421,9 +478,130 @@ check_columns(Relation index)
 					 errmsg("tskey indexes support neither DESC nor NULLS FIRST")));
 }
 
+/* The entry written last, for the unique check. */
+typedef struct PrevEntry
+{
+	TskEntry	e;
+	bool		alive;			/* any of the entries with its keys is */
+	bool		valid;
+} PrevEntry;
+
 /*
- * tskbuild: ambuild.  Sorts the heap's keys and writes the tree bottom up;
- * a unique index refuses two live tuples with one key.
+ * write_entry: the next entry in order into the leaf level, after checking
+ * that a unique index gets no second live tuple with its keys.
+ */
+static void
+write_entry(BuildState *bs, IndexInfo *indexInfo, PrevEntry *prev, const TskEntry *e, bool alive)
+{
+	if (prev->valid && tsk_key_eq(prev->e.pk, e->pk) && tsk_key_eq(prev->e.rk, e->rk))
+	{
+		if (alive && prev->alive && indexInfo->ii_Unique)
+		{
+			/* the keys clipped, as every message echoes a key */
+			char	   *pk = tsk_key_text(e->pk);
+			char	   *rk = tsk_key_text(e->rk);
+
+			ereport(ERROR,
+					(errcode(ERRCODE_UNIQUE_VIOLATION),
+					 errmsg("could not create unique index \"%s\"", RelationGetRelationName(bs->index)),
+					 errdetail("Key (\"%s\", \"%s\") is duplicated.",
+							   ts_clip(pk, strlen(pk)), ts_clip(rk, strlen(rk)))));
+		}
+		prev->alive = prev->alive || alive;
+	}
+	else
+		prev->alive = alive;
+	add_entry(bs, e);
+	prev->e = bs->entries[bs->n - 1];
+	prev->valid = true;
+}
+
+/*
+ * write_from_memory: the entries of the in-memory sort in order into the
+ * tree.  Each pk' is mapped back and encoded once per partition; a key is
+ * read where the sort holds it.
+ */
+static void
+write_from_memory(BuildState *bs, IndexInfo *indexInfo)
+{
+	MemoryContext tmpcxt = AllocSetContextCreate(CurrentMemoryContext, "tskey build tuple",
+												 ALLOCSET_DEFAULT_SIZES);
+	MemoryContext pkcxt = AllocSetContextCreate(CurrentMemoryContext, "tskey build pk",
+												ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old;
+	PrevEntry	prev = {0};
+	TskEntry	e;
+	char	   *pk,
+			   *rk;
+	int			pklen,
+				rklen;
+	bool		newpk,
+				alive;
+
+	buildsort_perform(bs->msort);
+	while (buildsort_next(bs->msort, &pk, &pklen, &newpk, &rk, &rklen, &e.tid, &alive))
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (newpk)
+		{
+			MemoryContextReset(pkcxt);
+			old = MemoryContextSwitchTo(pkcxt);
+			sortable_undo(pk, pklen);
+			e.pk = tsk_encode_key_bytes(pk, pklen);
+			MemoryContextSwitchTo(old);
+		}
+		old = MemoryContextSwitchTo(tmpcxt);
+		sortable_undo(rk, rklen);
+		e.rk = tsk_encode_key_bytes(rk, rklen);
+		MemoryContextSwitchTo(old);
+		write_entry(bs, indexInfo, &prev, &e, alive);
+		MemoryContextReset(tmpcxt);
+	}
+	buildsort_end(bs->msort);
+	bs->msort = NULL;
+	MemoryContextDelete(pkcxt);
+	MemoryContextDelete(tmpcxt);
+}
+
+/* write_from_tuplesort: the tuplesort's entries in order into the tree. */
+static void
+write_from_tuplesort(BuildState *bs, IndexInfo *indexInfo)
+{
+	MemoryContext tmpcxt = AllocSetContextCreate(CurrentMemoryContext, "tskey build tuple",
+												 ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old;
+	PrevEntry	prev = {0};
+
+	tuplesort_performsort(bs->sort);
+	for (;;)
+	{
+		TskEntry	e;
+		bool		alive;
+		bool		more;
+		Datum		d;
+		bool		isnull;
+
+		CHECK_FOR_INTERRUPTS();
+		/* the sort returns a copy, in tmpcxt */
+		old = MemoryContextSwitchTo(tmpcxt);
+		more = tuplesort_getdatum(bs->sort, true, &d, &isnull, NULL);
+		if (more)
+			read_sort_key(DatumGetByteaP(d), &e, &alive);
+		MemoryContextSwitchTo(old);
+		if (!more)
+			break;
+		write_entry(bs, indexInfo, &prev, &e, alive);
+		MemoryContextReset(tmpcxt);
+	}
+	tuplesort_end(bs->sort);
+	bs->sort = NULL;
+	MemoryContextDelete(tmpcxt);
+}
+
+/*
+ * tskbuild: ambuild.  Sorts the heap's keys (in memory, or by the
+ * tuplesort when they outgrow maintenance_work_mem) and writes the tree
+ * bottom up; a unique index refuses two live tuples with one key.
  */
 IndexBuildResult *
 tskbuild(Relation heap, Relation index, IndexInfo *indexInfo)
@@ -432,13 +610,6 @@ tskbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	BuildState *bs;
 	double		heap_tuples;
 	PGAlignedBlock meta;
-	TskEntry	prev;
-	bool		prev_alive = false;
-	bool		have_prev = false;
-	MemoryContext tmpcxt,
-				old;
-	Datum		d;
-	bool		isnull;
 
 	if (RelationGetNumberOfBlocks(index) != 0)
 		elog(ERROR, "index \"%s\" already contains data", RelationGetRelationName(index));
@@ -453,8 +624,9 @@ tskbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	bs->leafcxt = AllocSetContextCreate(CurrentMemoryContext, "tskey build leaf", ALLOCSET_DEFAULT_SIZES);
 
 	bs->keycxt = AllocSetContextCreate(CurrentMemoryContext, "tskey build key", ALLOCSET_DEFAULT_SIZES);
-	bs->sort = tuplesort_begin_datum(BYTEAOID, ByteaLessOperator, InvalidOid, false,
-									 maintenance_work_mem, NULL, TUPLESORT_NONE);
+	bs->scratchlen = 1024;
+	bs->scratch = palloc(bs->scratchlen);
+	bs->msort = buildsort_begin();
 
 	/* block 0 now, so that the metapage comes first */
 	tsk_init_metapage(meta.data);
@@ -462,49 +634,10 @@ tskbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 
 	heap_tuples = table_index_build_scan(heap, index, indexInfo, true, true,
 										 build_callback, bs, NULL);
-	tuplesort_performsort(bs->sort);
-
-	tmpcxt = AllocSetContextCreate(CurrentMemoryContext, "tskey build tuple", ALLOCSET_DEFAULT_SIZES);
-	for (;;)
-	{
-		TskEntry	e;
-		bool		alive;
-		bool		more;
-
-		CHECK_FOR_INTERRUPTS();
-		/* the sort returns a copy, in tmpcxt */
-		old = MemoryContextSwitchTo(tmpcxt);
-		more = tuplesort_getdatum(bs->sort, true, &d, &isnull, NULL);
-		if (more)
-			read_sort_key(DatumGetByteaP(d), &e, &alive);
-		MemoryContextSwitchTo(old);
-		if (!more)
-			break;
-
-		if (have_prev && tsk_key_eq(prev.pk, e.pk) && tsk_key_eq(prev.rk, e.rk))
-		{
-			if (alive && prev_alive && indexInfo->ii_Unique)
-			{
-				/* the keys clipped, as every message echoes a key */
-				char	   *pk = tsk_key_text(e.pk);
-				char	   *rk = tsk_key_text(e.rk);
-
-				ereport(ERROR,
-						(errcode(ERRCODE_UNIQUE_VIOLATION),
-						 errmsg("could not create unique index \"%s\"", RelationGetRelationName(index)),
-						 errdetail("Key (\"%s\", \"%s\") is duplicated.",
-								   ts_clip(pk, strlen(pk)), ts_clip(rk, strlen(rk)))));
-			}
-			prev_alive = prev_alive || alive;
-		}
-		else
-			prev_alive = alive;
-		add_entry(bs, &e);
-		prev = bs->entries[bs->n - 1];
-		have_prev = true;
-		MemoryContextReset(tmpcxt);
-	}
-	tuplesort_end(bs->sort);
+	if (bs->msort)
+		write_from_memory(bs, indexInfo);
+	else
+		write_from_tuplesort(bs, indexInfo);
 	finish_levels(bs);
 
 	if (RelationNeedsWAL(index))
