@@ -13,7 +13,11 @@ test/t/010_gateway.pl (GW_PORT, GW_DEV_KEY; account devstoreaccount1).
     refused, nothing written;
   - percent-encoded UTF-8 that is not well formed (a surrogate, an overlong
     form, a code point above U+10FFFF) is the gateway's 400 in a query
-    parameter, an entity key and a sub-request's URL.
+    parameter, an entity key and a sub-request's URL;
+  - the batch's query form (a lone GET outside a change set) honours its
+    URL's $select and its Accept (nometadata, minimalmetadata,
+    fullmetadata) as the same GET alone does: the same entity JSON, the
+    same Content-Type; an Accept offering only Atom is its 415.
 """
 import base64
 import hashlib
@@ -21,6 +25,7 @@ import hmac
 import http.client
 import json
 import os
+import re
 import sys
 import uuid
 from email.utils import formatdate
@@ -62,8 +67,9 @@ def request(method, path, body=None, headers=None, query=""):
     r = c.getresponse()
     data = r.read().decode("utf-8", "replace")
     c.close()
-    global last_etag
+    global last_etag, last_ctype
     last_etag = r.getheader("ETag")
+    last_ctype = r.getheader("Content-Type")
     return r.status, r.getheader("x-ms-error-code", ""), data
 
 
@@ -92,6 +98,7 @@ def batch(parts, url_prefix=None):
 
 
 last_etag = None
+last_ctype = None
 
 
 def etag_of(table, pk, rk):
@@ -168,6 +175,40 @@ for enc in ("%ED%A0%80", "%E0%81%81", "%F4%90%80%80", "%C0%80", "%F0%80%80%80"):
 for ok in ("%E2%82%AC", "%F0%9F%98%80", "%ED%9F%BF", "%EE%80%80"):
     st, code, _ = request("GET", f"{table}(PartitionKey='{ok}',RowKey='x')")
     check(f"{ok} (well formed) is a key", st == 404, f"{st} {code}")
+
+# 6. the batch's query form: $select and Accept as alone
+def batch_query(path, accept, query=""):
+    """a batch whose one part is a GET outside a change set; (status, part status, part ctype, body)"""
+    bb = "batch_" + uuid.uuid4().hex
+    url = f"http://127.0.0.1:{PORT}/{ACCT}/{path}" + (f"?{query}" if query else "")
+    body = (f"--{bb}\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n"
+            f"GET {url} HTTP/1.1\r\nAccept: {accept}\r\nDataServiceVersion: 3.0\r\n\r\n\r\n--{bb}--\r\n")
+    st, _, text = request("POST", "$batch", body.encode(), {"Content-Type": f"multipart/mixed; boundary={bb}"})
+    m = re.search(r"HTTP/1\.1 (\d+) .*?Content-Type: ([^\r]*)\r\n\r\n([^\r]*)\r\n", text, re.S)
+    return (st, m.group(1), m.group(2), m.group(3)) if m else (st, None, None, text)
+
+
+st, _, _ = request("PUT", f"{table}(PartitionKey='p',RowKey='q1')",
+                   {"v": 1, "n": "x", "big": "12", "big@odata.type": "Edm.Int64"})
+check("the entity to query", st == 204, str(st))
+for level in ("nometadata", "minimalmetadata", "fullmetadata"):
+    accept = f"application/json;odata={level}"
+    for sel in ("", "$select=v,big,Missing", "$select=RowKey,n"):
+        path = f"{table}(PartitionKey='p',RowKey='q1')"
+        st, _, alone = request("GET", path, headers={"Accept": accept}, query=sel)
+        ctype = last_ctype
+        st2, part, pctype, pbody = batch_query(path, accept, sel)
+        try:
+            same = json.loads(alone) == json.loads(pbody)
+        except ValueError:
+            same = False
+        check(f"batch query, {level}, {sel or 'no $select'}: as alone",
+              st == 200 and st2 == 202 and part == "200" and same and pctype == ctype,
+              f"{st} {st2} {part}\n  alone {ctype} {alone}\n  batch {pctype} {pbody}")
+st2, part, _, pbody = batch_query(f"{table}(PartitionKey='p',RowKey='q1')", "application/atom+xml")
+st, code, _ = request("GET", f"{table}(PartitionKey='p',RowKey='q1')", headers={"Accept": "application/atom+xml"})
+check("batch query asking for Atom: its 415, as alone", st == 415 and st2 == 202 and part == "415"
+      and code in pbody, f"{st} {code} / {st2} {part} {pbody[:200]}")
 
 request("DELETE", f"Tables('{table}')")
 print(f"batch_parity_test: {passes} passed, {failures} failed")
