@@ -128,7 +128,7 @@ page_row(void *arg, PGresult *row)
 		buf_append(pg->body, text, len);
 	else
 	{
-		json_object *o = shape_entity_keyed(r, pg->table, e, false, pk, rk);
+		json_object *o = shape_entity_keyed(r, r->level, pg->table, e, false, pk, rk);
 
 		buf_puts(pg->body, json_text(o));
 		json_object_put(o);
@@ -261,7 +261,7 @@ entity_get(Req *r, Resp *resp, const char *table, const char *pk, const char *rk
 	}
 	if ((e = result_entity(r, resp, res)) == NULL)
 		return;
-	o = shape_entity_keyed(r, table, e, true, pk, rk);
+	o = shape_entity_keyed(r, r->level, table, e, true, pk, rk);
 	resp_json(r, resp, 200, o);
 	json_object_put(o);
 	json_object_put(e);
@@ -324,7 +324,7 @@ entity_insert(Req *r, Resp *resp, const char *table)
 	}
 	else
 	{
-		json_object *o = shape_entity(r, table, e, true);
+		json_object *o = shape_entity(r, r->level, table, e, true);
 
 		if (r->prefer == PREFER_CONTENT)
 			resp_header(resp, "Preference-Applied", "return-content");

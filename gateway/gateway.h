@@ -244,6 +244,8 @@ extern const char *req_header(Req *r, const char *name);
 extern void req_header_list(Req *r, const char *name, Buf *out);
 extern const char *req_param(Req *r, const char *name);
 extern bool request_parse(Req *r, Resp *resp);
+extern const char *query_split(char *q, Param *params, int *nparams, bool *sas_twice);
+extern Level accept_level(const char *format, const char *accept, bool *atom_only);
 extern bool negotiate(Req *r, Resp *resp);
 extern bool check_x_method(Req *r, Resp *resp, const char *xm);
 extern bool parse_entity_path(const char *rest, char **table, char **pk, char **rk, bool *has_keys);
@@ -269,8 +271,8 @@ extern void resp_internal(Req *r, Resp *resp, const char *detail);
 extern void refuse_secondary_write(Req *r, Resp *resp);
 
 /* odata.c: OData JSON payloads */
-extern json_object *shape_entity(Req *r, const char *table, json_object *e, bool single);
-extern json_object *shape_entity_keyed(Req *r, const char *table, json_object *e, bool single,
+extern json_object *shape_entity(Req *r, Level level, const char *table, json_object *e, bool single);
+extern json_object *shape_entity_keyed(Req *r, Level level, const char *table, json_object *e, bool single,
 									   const char *pk, const char *rk);
 extern void etag_header(Resp *resp, json_object *e);
 extern json_object *table_item(Req *r, const char *name, bool single);
@@ -386,6 +388,9 @@ typedef struct SubReq
 	bool		has_keys;
 	char	   *if_match;
 	Prefer		prefer;
+	Level		level;			/* its Accept or $format; else the batch's */
+	bool		atom_only;		/* its Accept offers only Atom (a 415) */
+	char	   *select;			/* its URL's $select (a GET), or NULL */
 	const char *body;
 	size_t		body_len;
 } SubReq;
