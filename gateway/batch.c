@@ -20,12 +20,27 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "gateway.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+#include <json-c/json.h>
+#include <libpq-fe.h>
+
+#include "batch.h"
+
+#include "auth.h"
+#include "batchparse.h"
+#include "buf.h"
+#include "db.h"
+#include "encode.h"
+#include "gwlimits.h"
+#include "json.h"
+#include "odata.h"
+#include "reqtypes.h"
+#include "request.h"
+#include "response.h"
 
 /* part_start: the framing of one sub-response. */
 static void

@@ -30,12 +30,21 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "gateway.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+#include <json-c/json.h>
+
+#include "batchparse.h"
+
+#include "buf.h"
+#include "encode.h"
+#include "gwlimits.h"
+#include "json.h"
+#include "reqtypes.h"
+#include "request.h"
 
 /* A cursor over a byte range. */
 typedef struct Cur

@@ -9,11 +9,26 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "gateway.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <json-c/json.h>
+#include <libpq-fe.h>
+
+#include "entities.h"
+
+#include "auth.h"
+#include "budget.h"
+#include "buf.h"
+#include "db.h"
+#include "encode.h"
+#include "gwlimits.h"
+#include "odata.h"
+#include "reqtypes.h"
+#include "request.h"
+#include "response.h"
+#include "token.h"
 
 /*
  * A query page being written: the rows of tablestore.query_page (one per

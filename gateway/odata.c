@@ -7,9 +7,17 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "gateway.h"
-
 #include <string.h>
+
+#include <json-c/json.h>
+
+#include "odata.h"
+
+#include "buf.h"
+#include "encode.h"
+#include "reqtypes.h"
+#include "response.h"
+#include "token.h"
 
 /*
  * shape_entity: an entity as the extension returns it (all annotations,

@@ -19,14 +19,25 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "gateway.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include <json-c/json.h>
+#include <microhttpd.h>
 #include <openssl/evp.h>
+
+#include "request.h"
+
+#include "account.h"
+#include "buf.h"
+#include "config.h"
+#include "encode.h"
+#include "gwlimits.h"
+#include "json.h"
+#include "reqtypes.h"
+#include "response.h"
 
 /* req_header: a request header (case-insensitive name) or NULL. */
 const char *
