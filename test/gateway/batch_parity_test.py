@@ -19,58 +19,26 @@ test/t/010_gateway.pl (GW_PORT, GW_DEV_KEY; account devstoreaccount1).
     fullmetadata) as the same GET alone does: the same entity JSON, the
     same Content-Type; an Accept offering only Atom is its 415.
 """
-import base64
-import hashlib
-import hmac
-import http.client
 import json
-import os
 import re
-import sys
 import uuid
-from email.utils import formatdate
 
-PORT = int(os.environ["GW_PORT"])
-KEY = base64.b64decode(os.environ["GW_DEV_KEY"])
-ACCT = "devstoreaccount1"
-failures = 0
-passes = 0
+import gwlib
+from gwlib import ACCT, PORT
 
-
-def check(name, cond, detail=""):
-    global failures, passes
-    if cond:
-        passes += 1
-    else:
-        failures += 1
-        print(f"FAIL {name} {detail}")
+check = gwlib.Checks("batch_parity_test")
+last_etag = None
+last_ctype = None
 
 
 def request(method, path, body=None, headers=None, query=""):
-    """a Shared Key Lite request on path (after the account, as sent)"""
-    date = formatdate(usegmt=True)
-    h = {"x-ms-version": "2019-02-02", "Accept": "application/json;odata=nometadata", "x-ms-date": date,
-         "DataServiceVersion": "3.0"}
-    res = f"/{ACCT}/{ACCT}/{path}"
-    sig = base64.b64encode(hmac.new(KEY, f"{date}\n{res}".encode(), hashlib.sha256).digest()).decode()
-    h["Authorization"] = f"SharedKeyLite {ACCT}:{sig}"
-    if isinstance(body, (dict, list)):
-        body = json.dumps(body).encode()
-        h["Content-Type"] = "application/json"
-    h.update(headers or {})
-    c = http.client.HTTPConnection("127.0.0.1", PORT, timeout=30)
-    c.putrequest(method, f"/{ACCT}/{path}" + (f"?{query}" if query else ""), skip_accept_encoding=True)
-    for k, v in h.items():
-        c.putheader(k, v)
-    c.putheader("Content-Length", str(len(body or b"")))
-    c.endheaders(body or None)
-    r = c.getresponse()
-    data = r.read().decode("utf-8", "replace")
-    c.close()
+    """a Shared Key Lite request on path (after the account, as sent);
+    (status, error code, body); its ETag and Content-Type kept"""
     global last_etag, last_ctype
-    last_etag = r.getheader("ETag")
-    last_ctype = r.getheader("Content-Type")
-    return r.status, r.getheader("x-ms-error-code", ""), data
+    st, hdrs, data = gwlib.request(method, path, body, headers, query)
+    last_etag = hdrs.get("etag")
+    last_ctype = hdrs.get("content-type")
+    return st, hdrs.get("x-ms-error-code", ""), data
 
 
 def batch(parts, url_prefix=None):
@@ -95,10 +63,6 @@ def batch(parts, url_prefix=None):
                              {"Content-Type": f"multipart/mixed; boundary={bb}"})
     inner = [ln.split(" ")[1] for ln in text.split("\r\n") if ln.startswith("HTTP/1.1 ")]
     return st, code, inner, text
-
-
-last_etag = None
-last_ctype = None
 
 
 def etag_of(table, pk, rk):
@@ -211,5 +175,4 @@ check("batch query asking for Atom: its 415, as alone", st == 415 and st2 == 202
       and code in pbody, f"{st} {code} / {st2} {part} {pbody[:200]}")
 
 request("DELETE", f"Tables('{table}')")
-print(f"batch_parity_test: {passes} passed, {failures} failed")
-sys.exit(1 if failures else 0)
+check.finish()
