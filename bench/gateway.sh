@@ -28,27 +28,9 @@ ts_install_deps
 ts_build_install
 make -s -C gateway
 
-DIR=$(mktemp -d /tmp/tsgwbench.XXXXXX)
-pids=""
-cleanup() {
-	for p in $pids; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-	ts_stop_server "$DIR"
-	rm -rf "$DIR"
-}
-trap cleanup EXIT
-ts_start_server "$DIR" $SETTINGS -c fsync=on
-psql -X -q -d postgres -c "CREATE DATABASE bench"
-psql -X -q -d bench -c "CREATE EXTENSION tablestore" -c "CREATE ROLE bench_dev" \
-	-c "GRANT CREATE ON SCHEMA tablestore_data TO bench_dev"
-
-# as deployed: the account acts as its own role (set_config per request)
-key="Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
-gateway/tablestore-gateway --db "host=$DIR dbname=bench user=postgres" --port 0 --port-file "$DIR/gw.port" \
-	--account "devstoreaccount1:$key:bench_dev" --pool 8 --threads 8 >"$DIR/gw.log" 2>&1 &
-gwpid=$!
-pids="$pids $gwpid"
-for _ in $(seq 50); do [ -s "$DIR/gw.port" ] && break; sleep 0.1; done
-GW="http://127.0.0.1:$(cat "$DIR/gw.port")/devstoreaccount1"
+. bench/gwsetup.sh
+gw_setup tsgwbench $SETTINGS
+gw_start_gateway 8
 node bench/gateway_load.mjs "$GW" bench load 8 0 "$PARTITIONS" "$ROWS"
 
 # the same operations as direct SQL calls of the extension's functions
@@ -79,32 +61,10 @@ sql_run() {	# sql_run OP CLIENTS -> "ops_per_s,mean_ms"
 }
 
 if [ "$AZURITE" = 1 ]; then
-	AZDIR=/tmp/tsgw-azurite
-	if [ ! -x "$AZDIR/node_modules/.bin/azurite-table" ]; then
-		mkdir -p "$AZDIR"
-		(cd "$AZDIR" && npm install --no-audit --no-fund --silent azurite@3 >/dev/null)
-	fi
-	azport=$((20000 + RANDOM % 20000))
-	(cd "$DIR" && exec "$AZDIR/node_modules/.bin/azurite-table" --inMemoryPersistence --tableHost 127.0.0.1 \
-		--tablePort "$azport" --skipApiVersionCheck --disableProductStyleUrl --disableTelemetry --silent) \
-		>"$DIR/azurite.log" 2>&1 &
-	azpid=$!
-	pids="$pids $azpid"
-	for _ in $(seq 100); do grep -q "successfully started" "$DIR/azurite.log" && break; sleep 0.1; done
-	AZ="http://127.0.0.1:$azport/devstoreaccount1"
+	gw_start_azurite
 	node bench/gateway_load.mjs "$AZ" bench load 8 0 "$PARTITIONS" "$ROWS"
-	azver=$("$AZDIR/node_modules/.bin/azurite-table" --version 2>/dev/null || echo 3)
 fi
 
-# CPU time (clock ticks) of processes; for the PostgreSQL server, the
-# postmaster with its reaped children and its live children (backends)
-ticks() { local t=0 p; for p in "$@"; do t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0))); done; echo $t; }
-pg_ticks() {
-	local pm
-	pm=$(head -1 "$DIR/data/postmaster.pid")
-	echo $(($(awk '{print $14 + $15 + $16 + $17}' "/proc/$pm/stat") + $(ticks $(pgrep -P "$pm"))))
-}
-hz=$(getconf CLK_TCK)
 # cpu_us TICKS OPS: server CPU microseconds per operation
 cpu_us() { awk -v t="$1" -v n="$2" -v hz="$hz" 'BEGIN { printf "%.0f", n ? t * 1e6 / hz / n : 0 }'; }
 

@@ -49,61 +49,11 @@ if [ ! -d test/gateway/node_modules/@azure/data-tables ]; then
 	(cd test/gateway && npm ci --no-audit --no-fund --silent)
 fi
 
-DIR=$(mktemp -d /tmp/tsgwsdk.XXXXXX)
-pids=""
-cleanup() {
-	set +e	# a process that is gone already must not stop the cleanup
-	for p in $pids; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-	ts_stop_server "$DIR"
-	rm -rf "$DIR"
-}
-trap cleanup EXIT
-ts_start_server "$DIR" $SETTINGS -c fsync=on
-psql -X -q -d postgres -c "CREATE DATABASE bench"
-psql -X -q -d bench -c "CREATE EXTENSION tablestore" -c "CREATE ROLE bench_dev" \
-	-c "GRANT CREATE ON SCHEMA tablestore_data TO bench_dev"
+. bench/gwsetup.sh
+gw_setup tsgwsdk $SETTINGS
+gw_start_gateway 16
+[ "$AZURITE" = 1 ] && gw_start_azurite
 
-# as deployed: the account acts as its own role (set_config per request)
-key="Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
-"${GATEWAY_BIN:-gateway/tablestore-gateway}" --db "host=$DIR dbname=bench user=postgres" --port 0 --port-file "$DIR/gw.port" \
-	--account "devstoreaccount1:$key:bench_dev" --pool 8 --threads 16 >"$DIR/gw.log" 2>&1 &
-gwpid=$!
-pids="$pids $gwpid"
-for _ in $(seq 100); do [ -s "$DIR/gw.port" ] && break; sleep 0.1; done
-GW="http://127.0.0.1:$(cat "$DIR/gw.port")/devstoreaccount1"
-
-if [ "$AZURITE" = 1 ]; then
-	if [ -z "${AZURITE_MAIN:-}" ]; then
-		AZDIR=/tmp/tsgw-azurite
-		if [ ! -x "$AZDIR/node_modules/.bin/azurite-table" ]; then
-			mkdir -p "$AZDIR"
-			(cd "$AZDIR" && npm install --no-audit --no-fund --silent azurite@3 >/dev/null)
-		fi
-		AZURITE_MAIN=$(readlink -f "$AZDIR/node_modules/.bin/azurite-table")
-	fi
-	azver=$(node -p "require('$(dirname "$AZURITE_MAIN")/../../../package.json').version" 2>/dev/null || echo 3)
-	azport=$((20000 + RANDOM % 20000))
-	(cd "$DIR" && exec node "$AZURITE_MAIN" --inMemoryPersistence --tableHost 127.0.0.1 \
-		--tablePort "$azport" --skipApiVersionCheck --disableProductStyleUrl --disableTelemetry --silent) \
-		>"$DIR/azurite.log" 2>&1 &
-	azpid=$!
-	pids="$pids $azpid"
-	AZ="http://127.0.0.1:$azport/devstoreaccount1"
-	for _ in $(seq 100); do
-		curl -s -o /dev/null "$AZ/Tables" && break
-		sleep 0.1
-	done
-fi
-
-# CPU time (clock ticks) of processes; for the PostgreSQL server, the
-# postmaster with what its exited children spent and its live children
-ticks() { local t=0 p; for p in "$@"; do t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0))); done; echo $t; }
-pg_ticks() {
-	local pm
-	pm=$(head -1 "$DIR/data/postmaster.pid")
-	echo $(($(awk '{print $14 + $15 + $16 + $17}' "/proc/$pm/stat") + $(ticks $(pgrep -P "$pm"))))
-}
-hz=$(getconf CLK_TCK)
 # ms_per_k TICKS N: CPU milliseconds per 1,000 entities
 ms_per_k() { awk -v t="$1" -v n="$2" -v hz="$hz" 'BEGIN { printf "%.1f", n ? t * 1e6 / hz / n : 0 }'; }
 

@@ -6,13 +6,16 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "gateway.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <openssl/rand.h>
+
+#include "account.h"
+
+#include "buf.h"
+#include "config.h"
 
 /* find_account: the configured account of that name, or NULL. */
 Account *

@@ -9,10 +9,18 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "gateway.h"
-
 #include <stdlib.h>
 #include <string.h>
+
+#include <libpq-fe.h>
+
+#include "acl.h"
+
+#include "aclxml.h"
+#include "db.h"
+#include "reqtypes.h"
+#include "request.h"
+#include "response.h"
 
 #define ACL_NOT_WITH_SAS "a shared access signature cannot read or set a table's stored access policies"
 

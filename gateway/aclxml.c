@@ -20,11 +20,15 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "gateway.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <json-c/json.h>
+
+#include "aclxml.h"
+
+#include "buf.h"
 
 #define ACLXML_MAX_NODES	64
 #define ACLXML_MAX_DEPTH	4

@@ -12,8 +12,6 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "gateway.h"
-
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,10 +20,24 @@
 #include <sys/time.h>
 #include <time.h>
 
+#include <libpq-fe.h>
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/params.h>
+
+#include "auth.h"
+
+#include "account.h"
+#include "buf.h"
+#include "config.h"
+#include "db.h"
+#include "encode.h"
+#include "gwlimits.h"
+#include "oauth.h"
+#include "reqtypes.h"
+#include "request.h"
+#include "response.h"
 
 #include "../src/utf16.h"
 

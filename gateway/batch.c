@@ -3,7 +3,8 @@
  * batch.c
  *	  Entity group transactions: POST $batch, its body parsed
  *	  (batchparse.c) and checked, mapped onto one call of
- *	  tablestore.execute_batch(), and its multipart response.
+ *	  tablestore.execute_batch(), and its multipart response.  The batch's
+ *	  query form, a lone GET of an entity, runs as that GET alone does.
  *
  * Nothing is applied unless the whole body parses and every operation
  * passes the SAS checks; execute_batch then applies all or nothing.  A
@@ -19,12 +20,27 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "gateway.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+#include <json-c/json.h>
+#include <libpq-fe.h>
+
+#include "batch.h"
+
+#include "auth.h"
+#include "batchparse.h"
+#include "buf.h"
+#include "db.h"
+#include "encode.h"
+#include "gwlimits.h"
+#include "json.h"
+#include "odata.h"
+#include "reqtypes.h"
+#include "request.h"
+#include "response.h"
 
 /* part_start: the framing of one sub-response. */
 static void
@@ -77,11 +93,12 @@ answer_202(Resp *resp, Buf *out, const char *bnd, const char *cs)
 
 /*
  * answer_failed_op: the 202 of a change set whose operation `index`
- * failed with an error of its own (a 4xx): only that operation's response,
- * its message prefixed "<index>:" unless it already is.
+ * failed with an error of its own (a 4xx): only that operation's response
+ * (at the operation's metadata level), its message prefixed "<index>:"
+ * unless it already is.
  */
 static void
-answer_failed_op(Req *r, Resp *resp, bool query, int index, int http, const char *code,
+answer_failed_op(Req *r, Resp *resp, bool query, Level level, int index, int http, const char *code,
 				 const char *message, const char *reason)
 {
 	Resp		eresp = {0};
@@ -98,7 +115,7 @@ answer_failed_op(Req *r, Resp *resp, bool query, int index, int http, const char
 	envelope(&out, bnd, cs, query);
 	part_start(&out, cs, http);
 	buf_printf(&out, "DataServiceVersion: 1.0;\r\nContent-Type: %s\r\n\r\n%s\r\n",
-			   json_ctype(r->level), eresp.body.data);
+			   json_ctype(level), eresp.body.data);
 	answer_202(resp, &out, bnd, cs);
 	buf_free(&out);
 	buf_free(&msg);
@@ -114,18 +131,19 @@ answer_failed_op(Req *r, Resp *resp, bool query, int index, int http, const char
  * answer_results: the 202 of a change set that was applied: one
  * sub-response per operation from execute_batch's rows (status, ETag,
  * entity).  The entity is read only when a sub-response carries it (an
- * insert with return-content, a retrieve); an insert's Location comes
- * from the keys the request sent.
+ * insert with return-content), shaped at that operation's metadata level;
+ * an insert's Location comes from the keys the request sent.
  */
 static void
-answer_results(Req *r, Resp *resp, bool query, const char *table, SubReq *subs, int nsubs,
+answer_results(Req *r, Resp *resp, const char *table, SubReq *subs, int nsubs,
 			   json_object *ops, PGresult *res)
 {
+
 	Buf			out = {0};
 	char		bnd[64],
 				cs[64];
 
-	envelope(&out, bnd, cs, query);
+	envelope(&out, bnd, cs, false);
 	for (int i = 0; i < nsubs; i++)
 	{
 		int			status = PQgetisnull(res, i, 0) ? 204 : atoi(PQgetvalue(res, i, 0));
@@ -163,9 +181,9 @@ answer_results(Req *r, Resp *resp, bool query, const char *table, SubReq *subs, 
 		if ((status == 201 || status == 200) && !PQgetisnull(res, i, 2))
 		{
 			json_object *entity = json_tokener_parse(PQgetvalue(res, i, 2));
-			json_object *shaped = entity ? shape_entity(r, table, entity, true) : NULL;
+			json_object *shaped = entity ? shape_entity(r, subs[i].level, table, entity, true) : NULL;
 
-			buf_printf(&out, "Content-Type: %s\r\n\r\n%s\r\n", json_ctype(r->level),
+			buf_printf(&out, "Content-Type: %s\r\n\r\n%s\r\n", json_ctype(subs[i].level),
 					   shaped ? json_text(shaped) : "{}");
 			if (shaped)
 				json_object_put(shaped);
@@ -177,6 +195,58 @@ answer_results(Req *r, Resp *resp, bool query, const char *table, SubReq *subs, 
 	}
 	answer_202(resp, &out, bnd, cs);
 	buf_free(&out);
+}
+
+/*
+ * answer_query: the 202 of a batch's query (a lone GET of an entity), run
+ * as the same GET alone is (entities.c): Get Entity with the URL's
+ * $select, the entity shaped at the sub-request's metadata level, in a
+ * part outside any change set; the entity's error as its part, or a
+ * top-level error when the call could not run.
+ */
+static void
+answer_query(Req *r, Resp *resp, SubReq *sub)
+{
+	const char *vals[4] = {sub->table, sub->pk, sub->rk, sub->select};
+	DbErr		derr;
+	PGresult   *res = db_call(r, "get", 4, vals, &derr);
+	json_object *entity,
+			   *shaped;
+	Buf			out = {0};
+	char		bnd[64],
+				cs[64];
+
+	if (res == NULL)
+	{
+		if (derr.http >= 500)
+			db_error_response(r, resp, &derr);	/* the query did not run */
+		else
+		{
+			answer_failed_op(r, resp, true, sub->level, 0, derr.http, derr.code, derr.message,
+							 derr.reason);
+			db_err_free(&derr);
+		}
+		return;
+	}
+	entity = json_tokener_parse(PQgetvalue(res, 0, 0));
+	if (entity == NULL)
+	{
+		PQclear(res);
+		resp_internal(r, resp, "unexpected result of get_entity");
+		return;
+	}
+	shaped = shape_entity_keyed(r, sub->level, sub->table, entity, true, sub->pk, sub->rk);
+	envelope(&out, bnd, cs, true);
+	part_start(&out, cs, 200);
+	buf_puts(&out, "DataServiceVersion: 3.0;\r\n");
+	if (!PQgetisnull(res, 0, 1))
+		buf_printf(&out, "ETag: %s\r\n", PQgetvalue(res, 0, 1));
+	buf_printf(&out, "Content-Type: %s\r\n\r\n%s\r\n", json_ctype(sub->level), json_text(shaped));
+	answer_202(resp, &out, bnd, cs);
+	buf_free(&out);
+	json_object_put(shaped);
+	json_object_put(entity);
+	PQclear(res);
 }
 
 /*
@@ -220,12 +290,19 @@ handle_batch(Req *r, Resp *resp)
 			err = "the operations of a batch must address one table";
 			goto bad;
 		}
+		if (subs[i].atom_only)
+		{
+			/* as alone (request.c): a sub-request may not ask for Atom */
+			answer_failed_op(r, resp, query, subs[i].level, i, 415, "AtomFormatNotSupported",
+							 "Atom format is not supported.", "ask for application/json;odata=<level>");
+			goto done;
+		}
 		if ((err = sub_to_op(&subs[i], &op, &opname, &code)) != NULL)
 		{
 			if (code == NULL)
 				goto bad;
 			/* an error of this operation, as alone: the batch's answer names it */
-			answer_failed_op(r, resp, query, i, 400, code,
+			answer_failed_op(r, resp, query, subs[i].level, i, 400, code,
 							 strcmp(code, "DuplicatePropertiesSpecified") == 0 ? GW_JSON_DUPLICATE_MESSAGE :
 							 "An HTTP header that's mandatory for this request is not specified.", err);
 			goto done;
@@ -257,6 +334,11 @@ handle_batch(Req *r, Resp *resp)
 		goto bad;
 	}
 
+	if (query)
+	{
+		answer_query(r, resp, &subs[0]);
+		goto done;
+	}
 	vals[0] = subs[0].table;
 	vals[1] = json_text(ops);
 	res = db_call(r, "batch", 2, vals, &derr);
@@ -266,8 +348,9 @@ handle_batch(Req *r, Resp *resp)
 			db_error_response(r, resp, &derr);	/* the batch did not run */
 		else
 		{
-			answer_failed_op(r, resp, query, derr.batch_index >= 0 ? derr.batch_index : 0,
-							 derr.http, derr.code, derr.message, derr.reason);
+			int			i = derr.batch_index >= 0 && derr.batch_index < nsubs ? derr.batch_index : 0;
+
+			answer_failed_op(r, resp, false, subs[i].level, i, derr.http, derr.code, derr.message, derr.reason);
 			db_err_free(&derr);
 		}
 		goto done;
@@ -281,7 +364,7 @@ handle_batch(Req *r, Resp *resp)
 				   "Server encountered an internal error. Please try again after some time.", NULL);
 	}
 	else
-		answer_results(r, resp, query, subs[0].table, subs, nsubs, ops, res);
+		answer_results(r, resp, subs[0].table, subs, nsubs, ops, res);
 	PQclear(res);
 	goto done;
 

@@ -30,12 +30,21 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "gateway.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+#include <json-c/json.h>
+
+#include "batchparse.h"
+
+#include "buf.h"
+#include "encode.h"
+#include "gwlimits.h"
+#include "json.h"
+#include "reqtypes.h"
+#include "request.h"
 
 /* A cursor over a byte range. */
 typedef struct Cur
@@ -312,6 +321,7 @@ typedef struct Headers
 	Span		prefer;
 	Span		x_method;
 	Span		content_length;
+	Span		accept;
 } Headers;
 
 /*
@@ -333,6 +343,7 @@ parse_headers(Cur *c, Headers *h)
 		{"Prefer", offsetof(Headers, prefer)},
 		{"X-HTTP-Method", offsetof(Headers, x_method)},
 		{"Content-Length", offsetof(Headers, content_length)},
+		{"Accept", offsetof(Headers, accept)},
 	};
 	const char *line;
 	size_t		len;
@@ -385,6 +396,41 @@ free_sub(SubReq *s)
 	free(s->pk);
 	free(s->rk);
 	free(s->if_match);
+	free(s->select);
+}
+
+/*
+ * sub_query: the query string of a sub-request's URL (q, changed in place;
+ * NULL for none), split and decoded as a request's is (query_split): its
+ * $select into sub->select and its $format into *format (malloc'd; NULL
+ * when absent).  Returns NULL, or what is wrong.
+ */
+static const char *
+sub_query(char *q, SubReq *sub, char **format)
+{
+	Param		params[GW_MAX_PARAMS];
+	int			n = 0;
+	bool		sas_twice;
+	const char *err = query_split(q, params, &n, &sas_twice);
+
+	*format = NULL;
+	for (int i = 0; i < n; i++)
+	{
+		char	  **keep = NULL;
+
+		if (err == NULL && strcmp(params[i].name, "$select") == 0)
+			keep = &sub->select;
+		else if (err == NULL && strcmp(params[i].name, "$format") == 0)
+			keep = format;
+		if (keep)
+		{
+			*keep = params[i].value;
+			params[i].value = NULL;
+		}
+		free(params[i].name);
+		free(params[i].value);
+	}
+	return err;
 }
 
 /*
@@ -405,6 +451,7 @@ parse_sub_request(Req *r, Cur c, SubReq *sub)
 	size_t		alen = strlen(r->acct->name);
 	Headers		h;
 	const char *err;
+	char	   *format;
 
 	memset(sub, 0, sizeof(*sub));
 	/* empty lines, then the request line */
@@ -485,7 +532,22 @@ parse_sub_request(Req *r, Cur c, SubReq *sub)
 		}
 	}
 	if ((q = strchr(path, '?')) != NULL)
-		*q = '\0';
+		*q++ = '\0';
+	if ((err = sub_query(q, sub, &format)) != NULL)
+	{
+		free(url);
+		return err;
+	}
+	/* its metadata level as alone (request.c), the batch's when it asks none */
+	sub->level = r->level;
+	if (h.accept.p || format)
+	{
+		char	   *a = span_dup(h.accept);
+
+		sub->level = accept_level(format, a, &sub->atom_only);
+		free(a);
+		free(format);
+	}
 	if (path[0] == '/')
 		path++;
 	if (strncmp(path, r->acct->name, alen) == 0 && path[alen] == '/')

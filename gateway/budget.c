@@ -11,13 +11,16 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "gateway.h"
-
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "budget.h"
+
+#include "config.h"
+#include "reqtypes.h"
 
 /*
  * A client address and what its connections hold of the memory budget:

@@ -6,18 +6,18 @@
  *	  responses are built in.
  *
  * What a request may make the gateway hold is bounded before it is
- * allocated (the limits in gateway.h, the memory budget of budget.c), so
+ * allocated (the limits in gwlimits.h, the memory budget of budget.c), so
  * an allocation that fails is not a condition a request can cause: the
  * gateway aborts and its supervisor restarts it.
  *
  *-------------------------------------------------------------------------
  */
-#include "gateway.h"
-
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "buf.h"
 
 /*
  * xmalloc: malloc that never returns NULL.  Every allocation is bounded by

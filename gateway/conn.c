@@ -48,8 +48,6 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "gateway.h"
-
 #include <arpa/inet.h>
 #include <malloc.h>
 #include <netinet/in.h>
@@ -62,7 +60,20 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include <microhttpd.h>
 #include <openssl/rand.h>
+
+#include "conn.h"
+
+#include "budget.h"
+#include "buf.h"
+#include "config.h"
+#include "dispatch.h"
+#include "gwlimits.h"
+#include "reqtypes.h"
+#include "request.h"
+#include "response.h"
+#include "service.h"
 
 /* A client connection (see the file header). */
 typedef struct Conn

@@ -22,8 +22,6 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "gateway.h"
-
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -31,6 +29,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include <libpq-fe.h>
+
+#include "db.h"
+
+#include "account.h"
+#include "buf.h"
+#include "config.h"
+#include "reqtypes.h"
+#include "response.h"
 
 typedef struct Stmt
 {

@@ -15,13 +15,24 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "gateway.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+
+#include "dispatch.h"
+
+#include "acl.h"
+#include "auth.h"
+#include "batch.h"
+#include "buf.h"
+#include "entities.h"
+#include "reqtypes.h"
+#include "request.h"
+#include "response.h"
+#include "service.h"
+#include "tables.h"
 
 /* service: ?restype=service&comp=properties (service.c) or stats (XML). */
 static void

@@ -11,15 +11,18 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "gateway.h"
-
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <microhttpd.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
+
+#include "encode.h"
+
+#include "buf.h"
 
 /*
  * url_encode_key: a key as it appears between the quotes of an entity URL:

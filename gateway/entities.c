@@ -9,11 +9,26 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "gateway.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <json-c/json.h>
+#include <libpq-fe.h>
+
+#include "entities.h"
+
+#include "auth.h"
+#include "budget.h"
+#include "buf.h"
+#include "db.h"
+#include "encode.h"
+#include "gwlimits.h"
+#include "odata.h"
+#include "reqtypes.h"
+#include "request.h"
+#include "response.h"
+#include "token.h"
 
 /*
  * A query page being written: the rows of tablestore.query_page (one per
@@ -128,7 +143,7 @@ page_row(void *arg, PGresult *row)
 		buf_append(pg->body, text, len);
 	else
 	{
-		json_object *o = shape_entity_keyed(r, pg->table, e, false, pk, rk);
+		json_object *o = shape_entity_keyed(r, r->level, pg->table, e, false, pk, rk);
 
 		buf_puts(pg->body, json_text(o));
 		json_object_put(o);
@@ -261,7 +276,7 @@ entity_get(Req *r, Resp *resp, const char *table, const char *pk, const char *rk
 	}
 	if ((e = result_entity(r, resp, res)) == NULL)
 		return;
-	o = shape_entity_keyed(r, table, e, true, pk, rk);
+	o = shape_entity_keyed(r, r->level, table, e, true, pk, rk);
 	resp_json(r, resp, 200, o);
 	json_object_put(o);
 	json_object_put(e);
@@ -324,7 +339,7 @@ entity_insert(Req *r, Resp *resp, const char *table)
 	}
 	else
 	{
-		json_object *o = shape_entity(r, table, e, true);
+		json_object *o = shape_entity(r, r->level, table, e, true);
 
 		if (r->prefer == PREFER_CONTENT)
 			resp_header(resp, "Preference-Applied", "return-content");

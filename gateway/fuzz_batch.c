@@ -23,10 +23,22 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "gateway.h"
-
 #include <stdlib.h>
 #include <string.h>
+
+#include <json-c/json.h>
+
+#include "account.h"
+#include "batchparse.h"
+#include "buf.h"
+#include "config.h"
+#include "encode.h"
+#include "gwlimits.h"
+#include "json.h"
+#include "reqtypes.h"
+#include "request.h"
+#include "response.h"
+#include "xml.h"
 
 GwConfig	gw_config;
 

@@ -33,11 +33,18 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "gateway.h"
-
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <json-c/json.h>
+
+#include "json.h"
+
+#include "buf.h"
+#include "encode.h"
+#include "reqtypes.h"
+#include "response.h"
 
 /* A member name of an object being parsed: a range of JsonParser.names. */
 typedef struct NameRef

@@ -11,10 +11,17 @@
  * it (default, --dev-account, --account, --accounts-file), the gateway
  * refuses to listen on anything but loopback.
  *
+ * The gateway is a separate process: libmicrohttpd parses HTTP, OpenSSL
+ * computes HMACs and base64, json-c reads and writes JSON, and libpq calls
+ * the extension's SQL functions, always as prepared statements with the
+ * request's values as parameters.  Each component (a .c file) declares
+ * what it offers in a header of its own name, and each .c includes the
+ * headers of what it uses; reqtypes.h holds the request and response every
+ * handler works on, gwlimits.h the limits enforced before anything reaches
+ * the database, config.h this file's configuration.
+ *
  *-------------------------------------------------------------------------
  */
-#include "gateway.h"
-
 #include <arpa/inet.h>
 #include <getopt.h>
 #include <malloc.h>
@@ -26,8 +33,17 @@
 #include <strings.h>
 #include <sys/socket.h>
 
+#include <microhttpd.h>
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
+
+#include "account.h"
+#include "buf.h"
+#include "config.h"
+#include "conn.h"
+#include "db.h"
+#include "encode.h"
+#include "oauth.h"
 
 #define DEV_ACCOUNT "devstoreaccount1"
 #define DEV_KEY "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="

@@ -35,8 +35,6 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "gateway.h"
-
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,12 +42,23 @@
 #include <strings.h>
 #include <time.h>
 
+#include <json-c/json.h>
 #include <openssl/bn.h>
 #include <openssl/core_names.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/sha.h>
 #include <openssl/x509.h>
+
+#include "oauth.h"
+
+#include "account.h"
+#include "buf.h"
+#include "config.h"
+#include "encode.h"
+#include "json.h"
+#include "reqtypes.h"
+#include "response.h"
 
 #define OAUTH_MAX_TOKEN		16384	/* bytes of a token */
 #define OAUTH_MAX_KEYS		8		/* a token naming no key costs one

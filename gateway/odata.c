@@ -7,27 +7,36 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "gateway.h"
-
 #include <string.h>
+
+#include <json-c/json.h>
+
+#include "odata.h"
+
+#include "buf.h"
+#include "encode.h"
+#include "reqtypes.h"
+#include "response.h"
+#include "token.h"
 
 /*
  * shape_entity: an entity as the extension returns it (all annotations,
  * odata.etag), reshaped for the request's metadata level.  nometadata drops
  * the annotations and the ETag; minimalmetadata keeps them and, for a
  * single entity, puts odata.metadata first; fullmetadata adds odata.type,
- * odata.id, odata.editLink and Timestamp's annotation.  Returns a new
- * object; `e` is not changed.
+ * odata.id, odata.editLink and Timestamp's annotation.  The level is the
+ * request's, or a batch sub-request's own.  Returns a new object; `e` is
+ * not changed.
  */
 json_object *
-shape_entity(Req *r, const char *table, json_object *e, bool single)
+shape_entity(Req *r, Level level, const char *table, json_object *e, bool single)
 {
 	json_object *p = NULL,
 			   *k = NULL;
 
 	json_object_object_get_ex(e, "PartitionKey", &p);
 	json_object_object_get_ex(e, "RowKey", &k);
-	return shape_entity_keyed(r, table, e, single,
+	return shape_entity_keyed(r, level, table, e, single,
 							  p && json_object_is_type(p, json_type_string) ? json_object_get_string(p) : NULL,
 							  k && json_object_is_type(k, json_type_string) ? json_object_get_string(k) : NULL);
 }
@@ -39,19 +48,20 @@ shape_entity(Req *r, const char *table, json_object *e, bool single)
  * and odata.editLink still name the entity.
  */
 json_object *
-shape_entity_keyed(Req *r, const char *table, json_object *e, bool single, const char *pk, const char *rk)
+shape_entity_keyed(Req *r, Level level, const char *table, json_object *e, bool single,
+				   const char *pk, const char *rk)
 {
 	json_object *out = json_object_new_object();
 	json_object *v;
 	Buf			b = {0};
 
-	if (r->level != LEVEL_NONE && single)
+	if (level != LEVEL_NONE && single)
 	{
 		buf_printf(&b, "%s/$metadata#%s/@Element", r->base, table);
 		json_object_object_add(out, "odata.metadata", json_object_new_string(b.data));
 		b.len = 0;
 	}
-	if (r->level == LEVEL_FULL)
+	if (level == LEVEL_FULL)
 	{
 		Buf			path = {0};
 
@@ -70,7 +80,7 @@ shape_entity_keyed(Req *r, const char *table, json_object *e, bool single, const
 			json_object_object_add(out, "odata.editLink", json_object_new_string(path.data));
 		buf_free(&path);
 	}
-	else if (r->level == LEVEL_MINIMAL && json_object_object_get_ex(e, "odata.etag", &v))
+	else if (level == LEVEL_MINIMAL && json_object_object_get_ex(e, "odata.etag", &v))
 		json_object_object_add(out, "odata.etag", json_object_get(v));
 	buf_free(&b);
 
@@ -82,14 +92,14 @@ shape_entity_keyed(Req *r, const char *table, json_object *e, bool single, const
 			continue;
 		if (at != NULL)
 		{
-			if (r->level == LEVEL_NONE)
+			if (level == LEVEL_NONE)
 				continue;
 			/* annotations go right before their property, below */
 			continue;
 		}
-		if (r->level == LEVEL_FULL && strcmp(key, "Timestamp") == 0)
+		if (level == LEVEL_FULL && strcmp(key, "Timestamp") == 0)
 			json_object_object_add(out, "Timestamp@odata.type", json_object_new_string("Edm.DateTime"));
-		if (r->level != LEVEL_NONE)
+		if (level != LEVEL_NONE)
 		{
 			Buf			ann = {0};
 			json_object *t;

@@ -19,14 +19,25 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "gateway.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include <json-c/json.h>
+#include <microhttpd.h>
 #include <openssl/evp.h>
+
+#include "request.h"
+
+#include "account.h"
+#include "buf.h"
+#include "config.h"
+#include "encode.h"
+#include "gwlimits.h"
+#include "json.h"
+#include "reqtypes.h"
+#include "response.h"
 
 /* req_header: a request header (case-insensitive name) or NULL. */
 const char *
@@ -94,10 +105,17 @@ is_sas_param(const char *name)
 	return false;
 }
 
-/* parse_query: split and percent-decode the query string. */
-static bool
-parse_query(Req *r, Resp *resp, char *q)
+/*
+ * query_split: split and percent-decode a query string (q, changed in
+ * place) into params[*nparams ..], at most GW_MAX_PARAMS in all, each
+ * malloc'd.  Returns NULL, or what is wrong; *sas_twice when that is a
+ * field of a SAS given twice.  The request parser and the batch parser
+ * (a sub-request's URL) read a query string with it alike.
+ */
+const char *
+query_split(char *q, Param *params, int *nparams, bool *sas_twice)
 {
+	*sas_twice = false;
 	while (q && *q)
 	{
 		char	   *amp = strchr(q, '&');
@@ -107,45 +125,54 @@ parse_query(Req *r, Resp *resp, char *q)
 			*amp = '\0';
 		if (*q)
 		{
+			Param	   *p = &params[*nparams];
+
 			eq = strchr(q, '=');
 			if (eq)
 				*eq = '\0';
-			if (r->nparams >= GW_MAX_PARAMS)
-			{
-				bad_request(r, resp, "InvalidQueryParameterValue", "too many query parameters");
-				return false;
-			}
-			r->params[r->nparams].name = xstrdup(q);
-			r->params[r->nparams].value = xstrdup(eq ? eq + 1 : "");
-			r->nparams++;
+			if (*nparams >= GW_MAX_PARAMS)
+				return "too many query parameters";
+			p->name = xstrdup(q);
+			p->value = xstrdup(eq ? eq + 1 : "");
+			(*nparams)++;
 			/* form encoding: '+' is a space (SDKs send a literal '+' as %2B) */
-			for (char *c = r->params[r->nparams - 1].name; *c; c++)
+			for (char *c = p->name; *c; c++)
 				if (*c == '+')
 					*c = ' ';
-			for (char *c = r->params[r->nparams - 1].value; *c; c++)
+			for (char *c = p->value; *c; c++)
 				if (*c == '+')
 					*c = ' ';
-			if (!pct_decode(r->params[r->nparams - 1].name) || !pct_decode(r->params[r->nparams - 1].value))
-			{
-				bad_request(r, resp, "InvalidQueryParameterValue", "a query parameter is not valid percent-encoded UTF-8");
-				return false;
-			}
-			for (int i = 0; i < r->nparams - 1; i++)
-				if (strcmp(r->params[i].name, r->params[r->nparams - 1].name) == 0)
+			if (!pct_decode(p->name) || !pct_decode(p->value))
+				return "a query parameter is not valid percent-encoded UTF-8";
+			for (int i = 0; i < *nparams - 1; i++)
+				if (strcmp(params[i].name, p->name) == 0)
 				{
-					/* a SAS with a field twice is no SAS: authentication fails */
-					if (is_sas_param(r->params[i].name))
-						resp_error(r, resp, 403, "AuthenticationFailed",
-								   "Server failed to authenticate the request. Make sure the value of Authorization header is formed correctly including the signature.",
-								   "a SAS parameter is given twice");
-					else
-						bad_request(r, resp, "InvalidQueryParameterValue", "a query parameter is given twice");
-					return false;
+					*sas_twice = is_sas_param(p->name);
+					return "a query parameter is given twice";
 				}
 		}
 		q = amp ? amp + 1 : NULL;
 	}
-	return true;
+	return NULL;
+}
+
+/* parse_query: the request's query string into r->params (query_split). */
+static bool
+parse_query(Req *r, Resp *resp, char *q)
+{
+	bool		sas_twice;
+	const char *why = query_split(q, r->params, &r->nparams, &sas_twice);
+
+	if (why == NULL)
+		return true;
+	/* a SAS with a field twice is no SAS: authentication fails */
+	if (sas_twice)
+		resp_error(r, resp, 403, "AuthenticationFailed",
+				   "Server failed to authenticate the request. Make sure the value of Authorization header is formed correctly including the signature.",
+				   "a SAS parameter is given twice");
+	else
+		bad_request(r, resp, "InvalidQueryParameterValue", why);
+	return false;
 }
 
 /*
@@ -344,38 +371,51 @@ out:
 }
 
 /*
- * negotiate: the metadata level from $format or Accept.  Plain
- * application/json (or any media type, or no Accept) means minimal metadata; an
- * Accept that offers only Atom/XML is refused as the service does.
+ * accept_level: the metadata level that $format (format) or, without it,
+ * an Accept header's value (accept) asks for; NULL for absent.  Plain
+ * application/json (or any media type, or neither) means minimal
+ * metadata.  *atom_only when they offer only Atom/XML, which the service
+ * refuses.  A request and a batch's sub-request negotiate with it alike.
+ */
+Level
+accept_level(const char *format, const char *accept, bool *atom_only)
+{
+	const char *a = format ? format : accept;
+
+	*atom_only = false;
+	if (a == NULL)
+		return LEVEL_MINIMAL;
+	if (strstr(a, "odata=nometadata"))
+		return LEVEL_NONE;
+	if (strstr(a, "odata=fullmetadata"))
+		return LEVEL_FULL;
+	if (!strstr(a, "json") && !strstr(a, "*/*") && (strstr(a, "atom") || format != NULL))
+		*atom_only = true;
+	return LEVEL_MINIMAL;
+}
+
+/*
+ * negotiate: the request's metadata level from $format or Accept
+ * (accept_level); false with a 415 when they offer only Atom.
  */
 bool
 negotiate(Req *r, Resp *resp)
 {
 	const char *f = req_param(r, "$format");
-	const char *a = f;
 	Buf			accept = {0};
-	bool		ok = true;
+	bool		atom_only;
 
-	r->level = LEVEL_MINIMAL;
-	if (a == NULL)
-	{
+	if (f == NULL)
 		req_header_list(r, "Accept", &accept);
-		a = accept.data;
-	}
-	if (a == NULL)
-		return true;
-	if (strstr(a, "odata=nometadata"))
-		r->level = LEVEL_NONE;
-	else if (strstr(a, "odata=fullmetadata"))
-		r->level = LEVEL_FULL;
-	else if (!strstr(a, "json") && !strstr(a, "*/*") && (strstr(a, "atom") || f != NULL))
+	r->level = accept_level(f, accept.data, &atom_only);
+	buf_free(&accept);
+	if (atom_only)
 	{
 		resp_error(r, resp, 415, "AtomFormatNotSupported",
 				   "Atom format is not supported.", "ask for application/json;odata=<level>");
-		ok = false;
+		return false;
 	}
-	buf_free(&accept);
-	return ok;
+	return true;
 }
 
 /*

@@ -10,13 +10,19 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "gateway.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+
+#include <json-c/json.h>
+
+#include "response.h"
+
+#include "buf.h"
+#include "gwlimits.h"
+#include "reqtypes.h"
 
 /*
  * resp_header: add a response header.  A value holding control characters

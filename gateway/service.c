@@ -25,14 +25,26 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "gateway.h"
-
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <errno.h>
 #include <strings.h>
 #include <time.h>
+
+#include <json-c/json.h>
+#include <libpq-fe.h>
+
+#include "service.h"
+
+#include "auth.h"
+#include "buf.h"
+#include "config.h"
+#include "db.h"
+#include "reqtypes.h"
+#include "request.h"
+#include "response.h"
+#include "xml.h"
 
 #define GW_CORS_TTL		5		/* seconds a cached rule set is used */
 #define GW_CORS_MAX_RULES	5

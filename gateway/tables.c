@@ -8,11 +8,23 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "gateway.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <json-c/json.h>
+#include <libpq-fe.h>
+
+#include "tables.h"
+
+#include "auth.h"
+#include "buf.h"
+#include "db.h"
+#include "odata.h"
+#include "reqtypes.h"
+#include "request.h"
+#include "response.h"
+#include "token.h"
 
 /* table_query: GET /Tables with $filter, $top and NextTableName. */
 void

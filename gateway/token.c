@@ -17,14 +17,18 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "gateway.h"
-
 #include <stdlib.h>
 #include <string.h>
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
+
+#include "token.h"
+
+#include "buf.h"
+#include "encode.h"
+#include "reqtypes.h"
 
 #define TOKEN_MAC_BYTES 16
 

@@ -18,10 +18,13 @@
  *
  *-------------------------------------------------------------------------
  */
-#include "gateway.h"
-
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "xml.h"
+
+#include "buf.h"
 
 typedef struct XmlReader
 {

@@ -15,53 +15,21 @@ and SAS st/se take the same documented UTC forms (no leap second, pre-1970
 starts work), sp with letters not the service's is refused, and comp=acl
 is answered on /<table> only.
 """
-import base64
 import datetime
-import hashlib
-import hmac
-import http.client
-import os
 import re
-import sys
 import urllib.parse
-from email.utils import formatdate
 
-PORT = int(os.environ["GW_PORT"])
-KEY = base64.b64decode(os.environ["GW_DEV_KEY"])
-ACCT = "devstoreaccount1"
-failures = 0
-passes = 0
+import gwlib
+from gwlib import ACCT
 
-
-def check(name, cond, detail=""):
-    global failures, passes
-    if cond:
-        passes += 1
-    else:
-        failures += 1
-        print(f"FAIL {name} {detail}")
+check = gwlib.Checks("acl_test.py")
 
 
 def request(method, path, body=b"", query="", signed=True, headers=None):
     """an HTTP request on path (after the account); (status, headers, body)"""
-    url = f"/{ACCT}/{path}" + (f"?{query}" if query else "")
-    h = {"x-ms-version": "2019-02-02", "Accept": "application/json;odata=nometadata"}
-    if signed:
-        date = formatdate(usegmt=True)
-        h["x-ms-date"] = date
-        comp = urllib.parse.parse_qs(query).get("comp")
-        res = f"/{ACCT}/{ACCT}/{path}" + (f"?comp={comp[0]}" if comp else "")
-        sig = base64.b64encode(hmac.new(KEY, f"{date}\n{res}".encode(), hashlib.sha256).digest()).decode()
-        h["Authorization"] = f"SharedKeyLite {ACCT}:{sig}"
-    if body:
-        h["Content-Type"] = "application/xml"
+    h = {"Content-Type": "application/xml"} if body else {}
     h.update(headers or {})
-    c = http.client.HTTPConnection("127.0.0.1", PORT, timeout=30)
-    c.request(method, url, body=body, headers=h)
-    r = c.getresponse()
-    data = r.read()
-    c.close()
-    return r.status, {k.lower(): v for k, v in r.getheaders()}, data.decode("utf-8", "replace")
+    return gwlib.request(method, path, body or None, h, query, signed)
 
 
 def code(hdrs):
@@ -73,7 +41,7 @@ def table_sas(table, sp=None, st=None, se=None, si=None, tn=True):
     tn, as Azurite's tests write one)"""
     fields = [sp or "", st or "", se or "", f"/table/{ACCT}/{table.lower()}", si or "", "", "",
               "2019-02-02", "", "", "", ""]
-    sig = base64.b64encode(hmac.new(KEY, "\n".join(fields).encode(), hashlib.sha256).digest()).decode()
+    sig = gwlib.sign("\n".join(fields))
     q = {"sv": "2019-02-02", "tn": table} if tn else {"sv": "2019-02-02"}
     for k, v in (("sp", sp), ("st", st), ("se", se), ("si", si)):
         if v is not None:
@@ -331,5 +299,4 @@ s, h, b = request("GET", f"{T}()", query=q, signed=False)
 check("old SAS does not work on the new table", s == 403 and code(h) == "AuthenticationFailed", (s, h))
 request("DELETE", f"Tables('{T}')")
 
-print(f"acl_test.py: {passes} passed, {failures} failed")
-sys.exit(1 if failures else 0)
+check.finish()

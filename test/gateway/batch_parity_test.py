@@ -13,58 +13,32 @@ test/t/010_gateway.pl (GW_PORT, GW_DEV_KEY; account devstoreaccount1).
     refused, nothing written;
   - percent-encoded UTF-8 that is not well formed (a surrogate, an overlong
     form, a code point above U+10FFFF) is the gateway's 400 in a query
-    parameter, an entity key and a sub-request's URL.
+    parameter, an entity key and a sub-request's URL;
+  - the batch's query form (a lone GET outside a change set) honours its
+    URL's $select and its Accept (nometadata, minimalmetadata,
+    fullmetadata) as the same GET alone does: the same entity JSON, the
+    same Content-Type; an Accept offering only Atom is its 415.
 """
-import base64
-import hashlib
-import hmac
-import http.client
 import json
-import os
-import sys
+import re
 import uuid
-from email.utils import formatdate
 
-PORT = int(os.environ["GW_PORT"])
-KEY = base64.b64decode(os.environ["GW_DEV_KEY"])
-ACCT = "devstoreaccount1"
-failures = 0
-passes = 0
+import gwlib
+from gwlib import ACCT, PORT
 
-
-def check(name, cond, detail=""):
-    global failures, passes
-    if cond:
-        passes += 1
-    else:
-        failures += 1
-        print(f"FAIL {name} {detail}")
+check = gwlib.Checks("batch_parity_test")
+last_etag = None
+last_ctype = None
 
 
 def request(method, path, body=None, headers=None, query=""):
-    """a Shared Key Lite request on path (after the account, as sent)"""
-    date = formatdate(usegmt=True)
-    h = {"x-ms-version": "2019-02-02", "Accept": "application/json;odata=nometadata", "x-ms-date": date,
-         "DataServiceVersion": "3.0"}
-    res = f"/{ACCT}/{ACCT}/{path}"
-    sig = base64.b64encode(hmac.new(KEY, f"{date}\n{res}".encode(), hashlib.sha256).digest()).decode()
-    h["Authorization"] = f"SharedKeyLite {ACCT}:{sig}"
-    if isinstance(body, (dict, list)):
-        body = json.dumps(body).encode()
-        h["Content-Type"] = "application/json"
-    h.update(headers or {})
-    c = http.client.HTTPConnection("127.0.0.1", PORT, timeout=30)
-    c.putrequest(method, f"/{ACCT}/{path}" + (f"?{query}" if query else ""), skip_accept_encoding=True)
-    for k, v in h.items():
-        c.putheader(k, v)
-    c.putheader("Content-Length", str(len(body or b"")))
-    c.endheaders(body or None)
-    r = c.getresponse()
-    data = r.read().decode("utf-8", "replace")
-    c.close()
-    global last_etag
-    last_etag = r.getheader("ETag")
-    return r.status, r.getheader("x-ms-error-code", ""), data
+    """a Shared Key Lite request on path (after the account, as sent);
+    (status, error code, body); its ETag and Content-Type kept"""
+    global last_etag, last_ctype
+    st, hdrs, data = gwlib.request(method, path, body, headers, query)
+    last_etag = hdrs.get("etag")
+    last_ctype = hdrs.get("content-type")
+    return st, hdrs.get("x-ms-error-code", ""), data
 
 
 def batch(parts, url_prefix=None):
@@ -89,9 +63,6 @@ def batch(parts, url_prefix=None):
                              {"Content-Type": f"multipart/mixed; boundary={bb}"})
     inner = [ln.split(" ")[1] for ln in text.split("\r\n") if ln.startswith("HTTP/1.1 ")]
     return st, code, inner, text
-
-
-last_etag = None
 
 
 def etag_of(table, pk, rk):
@@ -169,6 +140,39 @@ for ok in ("%E2%82%AC", "%F0%9F%98%80", "%ED%9F%BF", "%EE%80%80"):
     st, code, _ = request("GET", f"{table}(PartitionKey='{ok}',RowKey='x')")
     check(f"{ok} (well formed) is a key", st == 404, f"{st} {code}")
 
+# 6. the batch's query form: $select and Accept as alone
+def batch_query(path, accept, query=""):
+    """a batch whose one part is a GET outside a change set; (status, part status, part ctype, body)"""
+    bb = "batch_" + uuid.uuid4().hex
+    url = f"http://127.0.0.1:{PORT}/{ACCT}/{path}" + (f"?{query}" if query else "")
+    body = (f"--{bb}\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n"
+            f"GET {url} HTTP/1.1\r\nAccept: {accept}\r\nDataServiceVersion: 3.0\r\n\r\n\r\n--{bb}--\r\n")
+    st, _, text = request("POST", "$batch", body.encode(), {"Content-Type": f"multipart/mixed; boundary={bb}"})
+    m = re.search(r"HTTP/1\.1 (\d+) .*?Content-Type: ([^\r]*)\r\n\r\n([^\r]*)\r\n", text, re.S)
+    return (st, m.group(1), m.group(2), m.group(3)) if m else (st, None, None, text)
+
+
+st, _, _ = request("PUT", f"{table}(PartitionKey='p',RowKey='q1')",
+                   {"v": 1, "n": "x", "big": "12", "big@odata.type": "Edm.Int64"})
+check("the entity to query", st == 204, str(st))
+for level in ("nometadata", "minimalmetadata", "fullmetadata"):
+    accept = f"application/json;odata={level}"
+    for sel in ("", "$select=v,big,Missing", "$select=RowKey,n"):
+        path = f"{table}(PartitionKey='p',RowKey='q1')"
+        st, _, alone = request("GET", path, headers={"Accept": accept}, query=sel)
+        ctype = last_ctype
+        st2, part, pctype, pbody = batch_query(path, accept, sel)
+        try:
+            same = json.loads(alone) == json.loads(pbody)
+        except ValueError:
+            same = False
+        check(f"batch query, {level}, {sel or 'no $select'}: as alone",
+              st == 200 and st2 == 202 and part == "200" and same and pctype == ctype,
+              f"{st} {st2} {part}\n  alone {ctype} {alone}\n  batch {pctype} {pbody}")
+st2, part, _, pbody = batch_query(f"{table}(PartitionKey='p',RowKey='q1')", "application/atom+xml")
+st, code, _ = request("GET", f"{table}(PartitionKey='p',RowKey='q1')", headers={"Accept": "application/atom+xml"})
+check("batch query asking for Atom: its 415, as alone", st == 415 and st2 == 202 and part == "415"
+      and code in pbody, f"{st} {code} / {st2} {part} {pbody[:200]}")
+
 request("DELETE", f"Tables('{table}')")
-print(f"batch_parity_test: {passes} passed, {failures} failed")
-sys.exit(1 if failures else 0)
+check.finish()

@@ -33,7 +33,6 @@ the number of requests, the histogram of statuses and every failing request
 import base64
 import datetime
 import hashlib
-import hmac
 import json
 import os
 import random
@@ -44,9 +43,10 @@ import subprocess
 import sys
 import time
 
+import gwlib
+
 ACCOUNT = "devstoreaccount1"
 PORT = int(os.environ["GW_PORT"])
-KEY = base64.b64decode(os.environ["GW_DEV_KEY"])
 SECONDS = float(os.environ.get("FUZZ_HTTP_SECONDS", "30"))
 # deterministic by default: seed 1 unless FUZZ_HTTP_SEED gives one (N, or random)
 _seed = os.environ.get("FUZZ_HTTP_SEED") or "1"
@@ -67,7 +67,7 @@ def rfc1123(skew=0):
 
 
 def b64sig(sts):
-    return base64.b64encode(hmac.new(KEY, sts.encode("utf-8", "surrogateescape"), hashlib.sha256).digest()).decode()
+    return gwlib.sign(sts)
 
 
 # ---- building blocks of requests --------------------------------------------

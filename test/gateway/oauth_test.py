@@ -39,6 +39,8 @@ import tempfile
 import time
 import uuid
 
+import gwlib
+
 GW = os.environ.get("GW_BIN_ASAN", "gateway/tablestore-gateway-asan")
 WORK = os.environ["GW_WORK"]
 DB = f"host={os.environ['PGHOST']} port={os.environ.get('PGPORT', '5432')} dbname=gwtest user=gwt_auth"
@@ -49,18 +51,9 @@ STRANGER_OID = "33333333-3333-3333-3333-333333333333"  # not mapped
 TENANT = "ab1f708d-50f6-404c-a006-d71b2ac7a606"     # the operator's tenant
 OTHER_TENANT = "99999999-9999-9999-9999-999999999999"
 CUSTOM_ISS = "https://idp.example/realms/app"       # a non-Entra issuer
-failures = 0
-passes = 0
+check = gwlib.Checks("oauth_test")
 procs = []
 
-
-def check(name, cond, detail=""):
-    global failures, passes
-    if cond:
-        passes += 1
-    else:
-        failures += 1
-        print(f"FAIL {name} {detail}")
 
 
 def sh(*args, **kw):
@@ -353,5 +346,4 @@ for p in procs:
     p.terminate()
     p.wait(timeout=30)
     check("the gateway exits cleanly (ASan: no leak)", p.returncode == 0, str(p.returncode))
-print(f"oauth_test: {passes} passed, {failures} failed")
-sys.exit(1 if failures else 0)
+check.finish()

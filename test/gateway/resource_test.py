@@ -36,10 +36,7 @@ passes BUDGET + 64 MiB is stopped at once (so that an unfixed gateway cannot
 take the machine's memory).
 """
 
-import base64
 import datetime
-import hashlib
-import hmac
 import http.client
 import json
 import os
@@ -53,12 +50,12 @@ import tempfile
 import threading
 import time
 
+import gwlib
+
 # ---- configuration -------------------------------------------------------
 
 ACCOUNT = "devstoreaccount1"
-KEY = os.environ.get("GW_DEV_KEY",
-                     "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==")
-KEY_BYTES = base64.b64decode(KEY)
+KEY = gwlib.KEY_B64
 
 HEADER_TIMEOUT = 3
 REQUEST_TIMEOUT = 5
@@ -108,11 +105,8 @@ def rfc1123():
 
 
 def sign_lite(path):
-    """Shared Key Lite headers for a path-style request to PATH (no query)."""
-    d = rfc1123()
-    sts = "%s\n/%s%s" % (d, ACCOUNT, path.split("?")[0])
-    sig = base64.b64encode(hmac.new(KEY_BYTES, sts.encode(), hashlib.sha256).digest()).decode()
-    return {"x-ms-date": d, "Authorization": "SharedKeyLite %s:%s" % (ACCOUNT, sig)}
+    """Shared Key Lite headers for a path-style request to PATH."""
+    return gwlib.shared_key_lite(path.split("?")[0], date=rfc1123())
 
 
 def rss_kib(pid):
