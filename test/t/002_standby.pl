@@ -19,6 +19,10 @@ use TablestoreNode;
 my $primary = ts_node('primary', allows_streaming => 1);
 $primary->append_conf('postgresql.conf',
 	"wal_consistency_checking = '@{[ts_wal_check()]}'");
+# the WAL the standby still needs is kept however slowly it starts (on a
+# loaded machine the primary recycled a segment before the standby asked
+# for it, and the test waited for ever)
+$primary->append_conf('postgresql.conf', "wal_keep_size = '1GB'");
 $primary->start;
 $primary->safe_psql('postgres', q{
 CREATE EXTENSION tablestore;
