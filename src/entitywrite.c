@@ -96,7 +96,11 @@
 /* The suffix of a type annotation's name. */
 #define ANNOTATION_SUFFIX	"@odata.type"
 
-/* The state of one direct write. */
+/*
+ * The state of direct writes to one relation: of one write, or of all the
+ * direct writes of a batch (ts_direct_begin), which open the relation, its
+ * indexes and the executor state once instead of once per operation.
+ */
 typedef struct DirectWrite
 {
 	TsEntityRel *rel;
@@ -654,23 +658,16 @@ command_name(TsOpKind kind)
  * is.
  */
 static void
-direct_apply(TsEntityRel *rel, TsOpKind kind, TsEntity *e, bool conditional, int64 ticks,
+direct_apply(DirectWrite *w, TsOpKind kind, TsEntity *e, bool conditional, int64 ticks,
 			 TsOpResult *result)
 {
-	DirectWrite w;
 	text	   *pk = e->partition_key;
 	text	   *rk = e->row_key;
 	ItemPointerData tid;
 	bool		retry;
 
-	/* standard_ExecutorStart's checks of the statement the SPI path runs */
-	if (XactReadOnly)
-		PreventCommandIfReadOnly(command_name(kind));
-	PreventCommandIfParallelMode(command_name(kind));
-
 	result->props = e->props;
 	result->ts = 0;
-	direct_begin(&w, rel);
 
 	/*
 	 * ExecInitModifyTable's check of the replica identity, before any row is
@@ -678,34 +675,34 @@ direct_apply(TsEntityRel *rel, TsOpKind kind, TsEntity *e, bool conditional, int
 	 * upsert, whether or not the key exists)
 	 */
 	if (kind != TS_OP_INSERT)
-		CheckCmdReplicaIdentity(w.heap, kind == TS_OP_DELETE ? CMD_DELETE : CMD_UPDATE);
+		CheckCmdReplicaIdentity(w->heap, kind == TS_OP_DELETE ? CMD_DELETE : CMD_UPDATE);
 	for (int round = 0;; round++)
 	{
 		retry = false;
 		CHECK_FOR_INTERRUPTS();
-		statement_begin(&w);
+		statement_begin(w);
 		switch (kind)
 		{
 			case TS_OP_INSERT:
 				result->ts = GetCurrentTimestamp();
-				insert_row(&w, pk, rk, result->ts, e->props);
+				insert_row(w, pk, rk, result->ts, e->props);
 				break;
 
 			case TS_OP_UPDATE:
 			case TS_OP_MERGE:
-				if (!lock_entity(&w, pk, rk, LockTupleNoKeyExclusive, &tid, &retry))
+				if (!lock_entity(w, pk, rk, LockTupleNoKeyExclusive, &tid, &retry))
 				{
 					if (retry)
 						break;
 					ts_entity_not_found(pk, rk);
 				}
-				check_etag(&w, conditional, ticks, pk, rk);
-				update_locked(&w, kind, e, &tid, result);
+				check_etag(w, conditional, ticks, pk, rk);
+				update_locked(w, kind, e, &tid, result);
 				break;
 
 			case TS_OP_INSERT_OR_REPLACE:
 			case TS_OP_INSERT_OR_MERGE:
-				switch (upsert_insert(&w, e, result))
+				switch (upsert_insert(w, e, result))
 				{
 					case NEW_INSERTED:
 						break;
@@ -720,38 +717,38 @@ direct_apply(TsEntityRel *rel, TsOpKind kind, TsEntity *e, bool conditional, int
 						 * update cannot be right.
 						 */
 						if (IsolationUsesXactSnapshot() &&
-							!table_tuple_satisfies_snapshot(w.heap, w.oldslot, GetTransactionSnapshot()))
+							!table_tuple_satisfies_snapshot(w->heap, w->oldslot, GetTransactionSnapshot()))
 							ereport(ERROR,
 									(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
 									 errmsg("could not serialize access due to a concurrent insert of entity (\"%s\", \"%s\")",
 											ts_clip_text(pk), ts_clip_text(rk)),
 									 errhint("Retry the transaction.")));
-						if (!lock_entity(&w, pk, rk, LockTupleNoKeyExclusive, &tid, &retry))
+						if (!lock_entity(w, pk, rk, LockTupleNoKeyExclusive, &tid, &retry))
 						{
 							retry = true;	/* deleted meanwhile: look again */
 							break;
 						}
-						update_locked(&w, kind, e, &tid, result);
+						update_locked(w, kind, e, &tid, result);
 						break;
 				}
 				break;
 
 			case TS_OP_DELETE:
-				if (!lock_entity(&w, pk, rk, LockTupleExclusive, &tid, &retry))
+				if (!lock_entity(w, pk, rk, LockTupleExclusive, &tid, &retry))
 				{
 					if (retry)
 						break;
 					ts_entity_not_found(pk, rk);
 				}
-				check_etag(&w, conditional, ticks, pk, rk);
+				check_etag(w, conditional, ticks, pk, rk);
 				{
 					TM_FailureData tmfd;
 					TM_Result	res;
 
-					res = table_tuple_delete(w.heap, &tid, w.cid, w.estate->es_snapshot, InvalidSnapshot,
+					res = table_tuple_delete(w->heap, &tid, w->cid, w->estate->es_snapshot, InvalidSnapshot,
 											 true, &tmfd, false);
 					if (res == TM_SelfModified)
-						changed_by_own_write(&w, "deleted", &tmfd, pk, rk);
+						changed_by_own_write(w, "deleted", &tmfd, pk, rk);
 					if (res != TM_Ok)
 						elog(ERROR, "unexpected result %d deleting a locked entity row", (int) res);
 				}
@@ -771,7 +768,33 @@ direct_apply(TsEntityRel *rel, TsOpKind kind, TsEntity *e, bool conditional, int
 							ts_clip_text(pk), ts_clip_text(rk)),
 					 errhint("Retry the operation.")));
 	}
-	direct_end(&w);
+	/* what the write's checks and index insertions left, as per row */
+	ResetPerTupleExprContext(w->estate);
+}
+
+/*
+ * ts_direct_begin: set up the direct writes of a batch to the entity
+ * relation of rel, which the caller has locked; each is then made by
+ * ts_direct_apply with the state returned, and ts_direct_end releases it.
+ * The relation stays open throughout, so that its shape cannot change
+ * meanwhile (ALTER TABLE and CREATE INDEX refuse a relation in use).  An
+ * error abandons the state to the (sub)transaction's abort.
+ */
+TsDirectWrite *
+ts_direct_begin(TsEntityRel *rel)
+{
+	DirectWrite *w = palloc(sizeof(DirectWrite));
+
+	direct_begin(w, rel);
+	return w;
+}
+
+/* ts_direct_end: release what ts_direct_begin set up. */
+void
+ts_direct_end(TsDirectWrite *w)
+{
+	direct_end(w);
+	pfree(w);
 }
 
 /*
@@ -779,29 +802,44 @@ direct_apply(TsEntityRel *rel, TsOpKind kind, TsEntity *e, bool conditional, int
  * relation of rel, which the caller has locked and ts_direct_usable
  * accepted, as the SPI path does (ts_spi_apply): same results, same errors.
  * An insert's unique violation of the key index is EntityAlreadyExists.
+ * batch is the state of ts_direct_begin, or NULL for a write on its own.
  */
 void
-ts_direct_apply(TsEntityRel *rel, TsOpKind kind, TsEntity *e, bool conditional, int64 ticks,
-				TsOpResult *result)
+ts_direct_apply(TsEntityRel *rel, TsDirectWrite *batch, TsOpKind kind, TsEntity *e,
+				bool conditional, int64 ticks, TsOpResult *result)
 {
 	MemoryContext oldcontext = CurrentMemoryContext;
+	DirectWrite own;
+	DirectWrite *volatile w = batch;
 	char	   *keyname;
 
+	/* standard_ExecutorStart's checks of the statement the SPI path runs */
+	if (XactReadOnly)
+		PreventCommandIfReadOnly(command_name(kind));
+	PreventCommandIfParallelMode(command_name(kind));
+
+	if (w == NULL)
+	{
+		w = &own;
+		direct_begin(w, rel);
+	}
 	if (kind != TS_OP_INSERT)
+		direct_apply(w, kind, e, conditional, ticks, result);
+	else
 	{
-		direct_apply(rel, kind, e, conditional, ticks, result);
-		return;
+		keyname = ts_rel_key_index_name(rel);
+		PG_TRY();
+		{
+			direct_apply(w, kind, e, conditional, ticks, result);
+		}
+		PG_CATCH();
+		{
+			MemoryContextSwitchTo(oldcontext);
+			ts_rel_raise_if_key_violation(rel, keyname, e->partition_key, e->row_key);
+			PG_RE_THROW();
+		}
+		PG_END_TRY();
 	}
-	keyname = ts_rel_key_index_name(rel);
-	PG_TRY();
-	{
-		direct_apply(rel, kind, e, conditional, ticks, result);
-	}
-	PG_CATCH();
-	{
-		MemoryContextSwitchTo(oldcontext);
-		ts_rel_raise_if_key_violation(rel, keyname, e->partition_key, e->row_key);
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
+	if (batch == NULL)
+		direct_end(w);
 }
