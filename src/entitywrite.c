@@ -504,10 +504,17 @@ merge_props(Jsonb *old_props, Jsonb *new_props)
 }
 
 /*
- * Replace or merge the locked row version in w->oldslot (TID *tid) with e.
+ * Replace or merge the row version in w->oldslot (TID *tid) with e.  When
+ * locked, the caller locked it (lock_entity) and any other outcome than
+ * success is an error; else it is the version the statement's snapshot
+ * sees, which heap_update locks itself, as for the executor's UPDATE, and
+ * false says that it was changed or deleted meanwhile (nothing written; the
+ * caller locks the latest version and decides on it, as the executor's
+ * EvalPlanQual does, or fails to serialize).
  */
-static void
-update_locked(DirectWrite *w, TsOpKind kind, TsEntity *e, ItemPointer tid, TsOpResult *result)
+static bool
+update_row(DirectWrite *w, TsOpKind kind, TsEntity *e, ItemPointer tid, TsOpResult *result,
+		   bool locked)
 {
 	bool		merge = (kind == TS_OP_MERGE || kind == TS_OP_INSERT_OR_MERGE);
 	bool		isnull;
@@ -540,10 +547,76 @@ update_locked(DirectWrite *w, TsOpKind kind, TsEntity *e, ItemPointer tid, TsOpR
 							 true, &tmfd, &lockmode, &update_indexes);
 	if (res == TM_SelfModified)
 		changed_by_own_write(w, "updated", &tmfd, e->partition_key, e->row_key);
+	if (!locked && (res == TM_Updated || res == TM_Deleted))
+	{
+		if (IsolationUsesXactSnapshot())
+			serialization_failure(res, e->partition_key, e->row_key);
+		return false;
+	}
 	if (res != TM_Ok)
 		elog(ERROR, "unexpected result %d updating a locked entity row", (int) res);
 	if (update_indexes)
 		(void) ExecInsertIndexTuples(w->rri, w->newslot, w->estate, true, false, NULL, NIL);
+	return true;
+}
+
+/*
+ * Delete the row version at *tid: locked by the caller, or (not locked) the
+ * one the statement's snapshot sees, with false when it was changed or
+ * deleted meanwhile, as update_row.
+ */
+static bool
+delete_row(DirectWrite *w, ItemPointer tid, text *pk, text *rk, bool locked)
+{
+	TM_FailureData tmfd;
+	TM_Result	res;
+
+	res = table_tuple_delete(w->heap, tid, w->cid, w->estate->es_snapshot, InvalidSnapshot,
+							 true, &tmfd, false);
+	if (res == TM_SelfModified)
+		changed_by_own_write(w, "deleted", &tmfd, pk, rk);
+	if (!locked && (res == TM_Updated || res == TM_Deleted))
+	{
+		if (IsolationUsesXactSnapshot())
+			serialization_failure(res, pk, rk);
+		return false;
+	}
+	if (res != TM_Ok)
+		elog(ERROR, "unexpected result %d deleting a locked entity row", (int) res);
+	return true;
+}
+
+/*
+ * Replace, merge or delete entity e without locking its row first, as the
+ * executor's UPDATE and DELETE do (heap_update and heap_delete lock the row
+ * they change, and wait for its other writers): the version the statement's
+ * snapshot sees, if the If-Match condition holds on it.  Returns false,
+ * having written nothing, when there is no such version, the condition
+ * fails on it, or it was changed or deleted meanwhile: the caller then
+ * locks the latest version and decides on that (lock_entity), so that the
+ * outcome and the errors are those of the locking path.  This saves a
+ * lock's WAL record and buffer change per write.
+ */
+static bool
+change_unlocked(DirectWrite *w, TsOpKind kind, TsEntity *e, bool conditional, int64 ticks,
+				TsOpResult *result)
+{
+	ItemPointerData tid;
+	bool		isnull;
+
+	if (!probe(w, w->estate->es_snapshot, e->partition_key, e->row_key, &tid))
+		return false;
+	if (conditional &&
+		ts_timestamptz_to_ticks(DatumGetTimestampTz(slot_getattr(w->oldslot, TS_ATT_TS, &isnull))) != ticks)
+		return false;
+	if (kind == TS_OP_DELETE)
+	{
+		if (!delete_row(w, &tid, e->partition_key, e->row_key, false))
+			return false;
+		result->props = NULL;
+		return true;
+	}
+	return update_row(w, kind, e, &tid, result, false);
 }
 
 /* The If-Match condition against the locked version's Timestamp. */
@@ -690,6 +763,8 @@ direct_apply(DirectWrite *w, TsOpKind kind, TsEntity *e, bool conditional, int64
 
 			case TS_OP_UPDATE:
 			case TS_OP_MERGE:
+				if (round == 0 && change_unlocked(w, kind, e, conditional, ticks, result))
+					break;
 				if (!lock_entity(w, pk, rk, LockTupleNoKeyExclusive, &tid, &retry))
 				{
 					if (retry)
@@ -697,7 +772,7 @@ direct_apply(DirectWrite *w, TsOpKind kind, TsEntity *e, bool conditional, int64
 					ts_entity_not_found(pk, rk);
 				}
 				check_etag(w, conditional, ticks, pk, rk);
-				update_locked(w, kind, e, &tid, result);
+				(void) update_row(w, kind, e, &tid, result, true);
 				break;
 
 			case TS_OP_INSERT_OR_REPLACE:
@@ -728,12 +803,14 @@ direct_apply(DirectWrite *w, TsOpKind kind, TsEntity *e, bool conditional, int64
 							retry = true;	/* deleted meanwhile: look again */
 							break;
 						}
-						update_locked(w, kind, e, &tid, result);
+						(void) update_row(w, kind, e, &tid, result, true);
 						break;
 				}
 				break;
 
 			case TS_OP_DELETE:
+				if (round == 0 && change_unlocked(w, kind, e, conditional, ticks, result))
+					break;
 				if (!lock_entity(w, pk, rk, LockTupleExclusive, &tid, &retry))
 				{
 					if (retry)
@@ -741,17 +818,7 @@ direct_apply(DirectWrite *w, TsOpKind kind, TsEntity *e, bool conditional, int64
 					ts_entity_not_found(pk, rk);
 				}
 				check_etag(w, conditional, ticks, pk, rk);
-				{
-					TM_FailureData tmfd;
-					TM_Result	res;
-
-					res = table_tuple_delete(w->heap, &tid, w->cid, w->estate->es_snapshot, InvalidSnapshot,
-											 true, &tmfd, false);
-					if (res == TM_SelfModified)
-						changed_by_own_write(w, "deleted", &tmfd, pk, rk);
-					if (res != TM_Ok)
-						elog(ERROR, "unexpected result %d deleting a locked entity row", (int) res);
-				}
+				(void) delete_row(w, &tid, pk, rk, true);
 				result->props = NULL;
 				break;
 
