@@ -37,11 +37,15 @@
  *
  * Concurrency follows the executor's READ COMMITTED and REPEATABLE READ
  * rules for UPDATE and DELETE: the row version found with the statement's
- * snapshot is locked; under READ COMMITTED the latest version of a row
- * updated meanwhile is locked instead and the condition is checked on it, a
- * row deleted meanwhile makes the operation look again (the key may have
- * been inserted anew), and under REPEATABLE READ or SERIALIZABLE either is a
- * serialization failure.
+ * snapshot is changed if the condition holds on it, heap_update or
+ * heap_delete locking it (and waiting for its writers) as for the executor;
+ * if it was changed meanwhile (or the condition fails on it), nothing is
+ * written and the locking path decides, as EvalPlanQual would: under READ
+ * COMMITTED the latest version of a row updated meanwhile is locked and the
+ * condition is checked on it, a row deleted meanwhile makes the operation
+ * look again (the key may have been inserted anew), and under REPEATABLE
+ * READ or SERIALIZABLE either is a serialization failure.  The direct
+ * writes of one batch share one executor state (ts_direct_begin).
  *
  * An insert is INSERT's: the row goes into the heap and every index, and
  * the key index waits for a concurrent inserter of the key and raises
