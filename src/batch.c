@@ -405,19 +405,27 @@ typedef struct BatchRun
 	int			current;
 } BatchRun;
 
-/* run_operations: apply a batch's operations in order (in a subtransaction). */
+/*
+ * run_operations: apply a batch's operations in order (in a
+ * subtransaction).  The direct writes among them share one direct-write
+ * state (the relation, its indexes and the executor state opened once); an
+ * error leaves it to the subtransaction's abort.
+ */
 static void
 run_operations(void *arg)
 {
 	BatchRun   *run = (BatchRun *) arg;
+	TsDirectWrite *direct = NULL;
 
 	for (run->current = 0; run->current < run->nops; run->current++)
 	{
 		BatchOp    *op = &run->batch[run->current];
 
-		ts_apply_op(run->rel, op->kind, op->entity, op->conditional, op->ticks,
+		ts_apply_op(run->rel, &direct, op->kind, op->entity, op->conditional, op->ticks,
 					&run->results[run->current]);
 	}
+	if (direct != NULL)
+		ts_direct_end(direct);
 }
 
 /*

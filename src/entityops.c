@@ -38,13 +38,21 @@
  * and delete.  Returns the entity as stored now in *result (props in the
  * SPI context, or the caller's), except after a delete.  A write goes
  * without SPI where nothing but the executor's own work is in play.
+ * direct is NULL for an operation on its own; a batch passes the address
+ * of its direct-write state (NULL at first), which the first direct write
+ * sets up (ts_direct_begin) and the next ones share; the batch ends it
+ * (ts_direct_end).  Whether a write may go direct is decided for each.
  */
 void
-ts_apply_op(TsEntityRel *rel, TsOpKind kind, TsEntity *e, bool conditional, int64 ticks,
-			TsOpResult *result)
+ts_apply_op(TsEntityRel *rel, TsDirectWrite **direct, TsOpKind kind, TsEntity *e,
+			bool conditional, int64 ticks, TsOpResult *result)
 {
 	if (kind != TS_OP_RETRIEVE && ts_direct_usable(ts_rel_relid(rel), kind))
-		ts_direct_apply(rel, kind, e, conditional, ticks, result);
+	{
+		if (direct != NULL && *direct == NULL)
+			*direct = ts_direct_begin(rel);
+		ts_direct_apply(rel, direct ? *direct : NULL, kind, e, conditional, ticks, result);
+	}
 	else
 		ts_spi_apply(rel, kind, e, conditional, ticks, result);
 }
@@ -112,7 +120,7 @@ apply_pinned(TsEntityRel *rel, TsOpKind kind, TsEntity *e, bool conditional, int
 {
 	PG_TRY();
 	{
-		ts_apply_op(rel, kind, e, conditional, ticks, result);
+		ts_apply_op(rel, NULL, kind, e, conditional, ticks, result);
 	}
 	PG_CATCH();
 	{

@@ -16,7 +16,7 @@
 /* entityops.c: the operations, and the choice of write path */
 extern AclMode ts_op_privileges(TsOpKind kind);
 extern TsEntityRel *ts_pin_relation(Oid relid, const char *relname, Oid keyindex);
-extern void ts_apply_op(TsEntityRel *rel, TsOpKind kind, TsEntity *e, bool conditional,
-						int64 ticks, TsOpResult *result);
+extern void ts_apply_op(TsEntityRel *rel, TsDirectWrite **direct, TsOpKind kind, TsEntity *e,
+						bool conditional, int64 ticks, TsOpResult *result);
 
 #endif							/* TS_ENTITYOPS_H */

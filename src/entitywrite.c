@@ -37,11 +37,15 @@
  *
  * Concurrency follows the executor's READ COMMITTED and REPEATABLE READ
  * rules for UPDATE and DELETE: the row version found with the statement's
- * snapshot is locked; under READ COMMITTED the latest version of a row
- * updated meanwhile is locked instead and the condition is checked on it, a
- * row deleted meanwhile makes the operation look again (the key may have
- * been inserted anew), and under REPEATABLE READ or SERIALIZABLE either is a
- * serialization failure.
+ * snapshot is changed if the condition holds on it, heap_update or
+ * heap_delete locking it (and waiting for its writers) as for the executor;
+ * if it was changed meanwhile (or the condition fails on it), nothing is
+ * written and the locking path decides, as EvalPlanQual would: under READ
+ * COMMITTED the latest version of a row updated meanwhile is locked and the
+ * condition is checked on it, a row deleted meanwhile makes the operation
+ * look again (the key may have been inserted anew), and under REPEATABLE
+ * READ or SERIALIZABLE either is a serialization failure.  The direct
+ * writes of one batch share one executor state (ts_direct_begin).
  *
  * An insert is INSERT's: the row goes into the heap and every index, and
  * the key index waits for a concurrent inserter of the key and raises
@@ -96,7 +100,11 @@
 /* The suffix of a type annotation's name. */
 #define ANNOTATION_SUFFIX	"@odata.type"
 
-/* The state of one direct write. */
+/*
+ * The state of direct writes to one relation: of one write, or of all the
+ * direct writes of a batch (ts_direct_begin), which open the relation, its
+ * indexes and the executor state once instead of once per operation.
+ */
 typedef struct DirectWrite
 {
 	TsEntityRel *rel;
@@ -500,10 +508,17 @@ merge_props(Jsonb *old_props, Jsonb *new_props)
 }
 
 /*
- * Replace or merge the locked row version in w->oldslot (TID *tid) with e.
+ * Replace or merge the row version in w->oldslot (TID *tid) with e.  When
+ * locked, the caller locked it (lock_entity) and any other outcome than
+ * success is an error; else it is the version the statement's snapshot
+ * sees, which heap_update locks itself, as for the executor's UPDATE, and
+ * false says that it was changed or deleted meanwhile (nothing written; the
+ * caller locks the latest version and decides on it, as the executor's
+ * EvalPlanQual does, or fails to serialize).
  */
-static void
-update_locked(DirectWrite *w, TsOpKind kind, TsEntity *e, ItemPointer tid, TsOpResult *result)
+static bool
+update_row(DirectWrite *w, TsOpKind kind, TsEntity *e, ItemPointer tid, TsOpResult *result,
+		   bool locked)
 {
 	bool		merge = (kind == TS_OP_MERGE || kind == TS_OP_INSERT_OR_MERGE);
 	bool		isnull;
@@ -536,10 +551,76 @@ update_locked(DirectWrite *w, TsOpKind kind, TsEntity *e, ItemPointer tid, TsOpR
 							 true, &tmfd, &lockmode, &update_indexes);
 	if (res == TM_SelfModified)
 		changed_by_own_write(w, "updated", &tmfd, e->partition_key, e->row_key);
+	if (!locked && (res == TM_Updated || res == TM_Deleted))
+	{
+		if (IsolationUsesXactSnapshot())
+			serialization_failure(res, e->partition_key, e->row_key);
+		return false;
+	}
 	if (res != TM_Ok)
 		elog(ERROR, "unexpected result %d updating a locked entity row", (int) res);
 	if (update_indexes)
 		(void) ExecInsertIndexTuples(w->rri, w->newslot, w->estate, true, false, NULL, NIL);
+	return true;
+}
+
+/*
+ * Delete the row version at *tid: locked by the caller, or (not locked) the
+ * one the statement's snapshot sees, with false when it was changed or
+ * deleted meanwhile, as update_row.
+ */
+static bool
+delete_row(DirectWrite *w, ItemPointer tid, text *pk, text *rk, bool locked)
+{
+	TM_FailureData tmfd;
+	TM_Result	res;
+
+	res = table_tuple_delete(w->heap, tid, w->cid, w->estate->es_snapshot, InvalidSnapshot,
+							 true, &tmfd, false);
+	if (res == TM_SelfModified)
+		changed_by_own_write(w, "deleted", &tmfd, pk, rk);
+	if (!locked && (res == TM_Updated || res == TM_Deleted))
+	{
+		if (IsolationUsesXactSnapshot())
+			serialization_failure(res, pk, rk);
+		return false;
+	}
+	if (res != TM_Ok)
+		elog(ERROR, "unexpected result %d deleting a locked entity row", (int) res);
+	return true;
+}
+
+/*
+ * Replace, merge or delete entity e without locking its row first, as the
+ * executor's UPDATE and DELETE do (heap_update and heap_delete lock the row
+ * they change, and wait for its other writers): the version the statement's
+ * snapshot sees, if the If-Match condition holds on it.  Returns false,
+ * having written nothing, when there is no such version, the condition
+ * fails on it, or it was changed or deleted meanwhile: the caller then
+ * locks the latest version and decides on that (lock_entity), so that the
+ * outcome and the errors are those of the locking path.  This saves a
+ * lock's WAL record and buffer change per write.
+ */
+static bool
+change_unlocked(DirectWrite *w, TsOpKind kind, TsEntity *e, bool conditional, int64 ticks,
+				TsOpResult *result)
+{
+	ItemPointerData tid;
+	bool		isnull;
+
+	if (!probe(w, w->estate->es_snapshot, e->partition_key, e->row_key, &tid))
+		return false;
+	if (conditional &&
+		ts_timestamptz_to_ticks(DatumGetTimestampTz(slot_getattr(w->oldslot, TS_ATT_TS, &isnull))) != ticks)
+		return false;
+	if (kind == TS_OP_DELETE)
+	{
+		if (!delete_row(w, &tid, e->partition_key, e->row_key, false))
+			return false;
+		result->props = NULL;
+		return true;
+	}
+	return update_row(w, kind, e, &tid, result, false);
 }
 
 /* The If-Match condition against the locked version's Timestamp. */
@@ -654,23 +735,16 @@ command_name(TsOpKind kind)
  * is.
  */
 static void
-direct_apply(TsEntityRel *rel, TsOpKind kind, TsEntity *e, bool conditional, int64 ticks,
+direct_apply(DirectWrite *w, TsOpKind kind, TsEntity *e, bool conditional, int64 ticks,
 			 TsOpResult *result)
 {
-	DirectWrite w;
 	text	   *pk = e->partition_key;
 	text	   *rk = e->row_key;
 	ItemPointerData tid;
 	bool		retry;
 
-	/* standard_ExecutorStart's checks of the statement the SPI path runs */
-	if (XactReadOnly)
-		PreventCommandIfReadOnly(command_name(kind));
-	PreventCommandIfParallelMode(command_name(kind));
-
 	result->props = e->props;
 	result->ts = 0;
-	direct_begin(&w, rel);
 
 	/*
 	 * ExecInitModifyTable's check of the replica identity, before any row is
@@ -678,34 +752,36 @@ direct_apply(TsEntityRel *rel, TsOpKind kind, TsEntity *e, bool conditional, int
 	 * upsert, whether or not the key exists)
 	 */
 	if (kind != TS_OP_INSERT)
-		CheckCmdReplicaIdentity(w.heap, kind == TS_OP_DELETE ? CMD_DELETE : CMD_UPDATE);
+		CheckCmdReplicaIdentity(w->heap, kind == TS_OP_DELETE ? CMD_DELETE : CMD_UPDATE);
 	for (int round = 0;; round++)
 	{
 		retry = false;
 		CHECK_FOR_INTERRUPTS();
-		statement_begin(&w);
+		statement_begin(w);
 		switch (kind)
 		{
 			case TS_OP_INSERT:
 				result->ts = GetCurrentTimestamp();
-				insert_row(&w, pk, rk, result->ts, e->props);
+				insert_row(w, pk, rk, result->ts, e->props);
 				break;
 
 			case TS_OP_UPDATE:
 			case TS_OP_MERGE:
-				if (!lock_entity(&w, pk, rk, LockTupleNoKeyExclusive, &tid, &retry))
+				if (round == 0 && change_unlocked(w, kind, e, conditional, ticks, result))
+					break;
+				if (!lock_entity(w, pk, rk, LockTupleNoKeyExclusive, &tid, &retry))
 				{
 					if (retry)
 						break;
 					ts_entity_not_found(pk, rk);
 				}
-				check_etag(&w, conditional, ticks, pk, rk);
-				update_locked(&w, kind, e, &tid, result);
+				check_etag(w, conditional, ticks, pk, rk);
+				(void) update_row(w, kind, e, &tid, result, true);
 				break;
 
 			case TS_OP_INSERT_OR_REPLACE:
 			case TS_OP_INSERT_OR_MERGE:
-				switch (upsert_insert(&w, e, result))
+				switch (upsert_insert(w, e, result))
 				{
 					case NEW_INSERTED:
 						break;
@@ -720,41 +796,33 @@ direct_apply(TsEntityRel *rel, TsOpKind kind, TsEntity *e, bool conditional, int
 						 * update cannot be right.
 						 */
 						if (IsolationUsesXactSnapshot() &&
-							!table_tuple_satisfies_snapshot(w.heap, w.oldslot, GetTransactionSnapshot()))
+							!table_tuple_satisfies_snapshot(w->heap, w->oldslot, GetTransactionSnapshot()))
 							ereport(ERROR,
 									(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
 									 errmsg("could not serialize access due to a concurrent insert of entity (\"%s\", \"%s\")",
 											ts_clip_text(pk), ts_clip_text(rk)),
 									 errhint("Retry the transaction.")));
-						if (!lock_entity(&w, pk, rk, LockTupleNoKeyExclusive, &tid, &retry))
+						if (!lock_entity(w, pk, rk, LockTupleNoKeyExclusive, &tid, &retry))
 						{
 							retry = true;	/* deleted meanwhile: look again */
 							break;
 						}
-						update_locked(&w, kind, e, &tid, result);
+						(void) update_row(w, kind, e, &tid, result, true);
 						break;
 				}
 				break;
 
 			case TS_OP_DELETE:
-				if (!lock_entity(&w, pk, rk, LockTupleExclusive, &tid, &retry))
+				if (round == 0 && change_unlocked(w, kind, e, conditional, ticks, result))
+					break;
+				if (!lock_entity(w, pk, rk, LockTupleExclusive, &tid, &retry))
 				{
 					if (retry)
 						break;
 					ts_entity_not_found(pk, rk);
 				}
-				check_etag(&w, conditional, ticks, pk, rk);
-				{
-					TM_FailureData tmfd;
-					TM_Result	res;
-
-					res = table_tuple_delete(w.heap, &tid, w.cid, w.estate->es_snapshot, InvalidSnapshot,
-											 true, &tmfd, false);
-					if (res == TM_SelfModified)
-						changed_by_own_write(&w, "deleted", &tmfd, pk, rk);
-					if (res != TM_Ok)
-						elog(ERROR, "unexpected result %d deleting a locked entity row", (int) res);
-				}
+				check_etag(w, conditional, ticks, pk, rk);
+				(void) delete_row(w, &tid, pk, rk, true);
 				result->props = NULL;
 				break;
 
@@ -771,7 +839,33 @@ direct_apply(TsEntityRel *rel, TsOpKind kind, TsEntity *e, bool conditional, int
 							ts_clip_text(pk), ts_clip_text(rk)),
 					 errhint("Retry the operation.")));
 	}
-	direct_end(&w);
+	/* what the write's checks and index insertions left, as per row */
+	ResetPerTupleExprContext(w->estate);
+}
+
+/*
+ * ts_direct_begin: set up the direct writes of a batch to the entity
+ * relation of rel, which the caller has locked; each is then made by
+ * ts_direct_apply with the state returned, and ts_direct_end releases it.
+ * The relation stays open throughout, so that its shape cannot change
+ * meanwhile (ALTER TABLE and CREATE INDEX refuse a relation in use).  An
+ * error abandons the state to the (sub)transaction's abort.
+ */
+TsDirectWrite *
+ts_direct_begin(TsEntityRel *rel)
+{
+	DirectWrite *w = palloc(sizeof(DirectWrite));
+
+	direct_begin(w, rel);
+	return w;
+}
+
+/* ts_direct_end: release what ts_direct_begin set up. */
+void
+ts_direct_end(TsDirectWrite *w)
+{
+	direct_end(w);
+	pfree(w);
 }
 
 /*
@@ -779,29 +873,44 @@ direct_apply(TsEntityRel *rel, TsOpKind kind, TsEntity *e, bool conditional, int
  * relation of rel, which the caller has locked and ts_direct_usable
  * accepted, as the SPI path does (ts_spi_apply): same results, same errors.
  * An insert's unique violation of the key index is EntityAlreadyExists.
+ * batch is the state of ts_direct_begin, or NULL for a write on its own.
  */
 void
-ts_direct_apply(TsEntityRel *rel, TsOpKind kind, TsEntity *e, bool conditional, int64 ticks,
-				TsOpResult *result)
+ts_direct_apply(TsEntityRel *rel, TsDirectWrite *batch, TsOpKind kind, TsEntity *e,
+				bool conditional, int64 ticks, TsOpResult *result)
 {
 	MemoryContext oldcontext = CurrentMemoryContext;
+	DirectWrite own;
+	DirectWrite *volatile w = batch;
 	char	   *keyname;
 
+	/* standard_ExecutorStart's checks of the statement the SPI path runs */
+	if (XactReadOnly)
+		PreventCommandIfReadOnly(command_name(kind));
+	PreventCommandIfParallelMode(command_name(kind));
+
+	if (w == NULL)
+	{
+		w = &own;
+		direct_begin(w, rel);
+	}
 	if (kind != TS_OP_INSERT)
+		direct_apply(w, kind, e, conditional, ticks, result);
+	else
 	{
-		direct_apply(rel, kind, e, conditional, ticks, result);
-		return;
+		keyname = ts_rel_key_index_name(rel);
+		PG_TRY();
+		{
+			direct_apply(w, kind, e, conditional, ticks, result);
+		}
+		PG_CATCH();
+		{
+			MemoryContextSwitchTo(oldcontext);
+			ts_rel_raise_if_key_violation(rel, keyname, e->partition_key, e->row_key);
+			PG_RE_THROW();
+		}
+		PG_END_TRY();
 	}
-	keyname = ts_rel_key_index_name(rel);
-	PG_TRY();
-	{
-		direct_apply(rel, kind, e, conditional, ticks, result);
-	}
-	PG_CATCH();
-	{
-		MemoryContextSwitchTo(oldcontext);
-		ts_rel_raise_if_key_violation(rel, keyname, e->partition_key, e->row_key);
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
+	if (batch == NULL)
+		direct_end(w);
 }

@@ -39,8 +39,11 @@ extern void ts_spi_apply(TsEntityRel *rel, TsOpKind kind, TsEntity *e, bool cond
 						 int64 ticks, TsOpResult *result);
 
 /* entitywrite.c: the direct write path, without SPI */
+typedef struct DirectWrite TsDirectWrite;	/* direct writes of a batch */
 extern bool ts_direct_usable(Oid relid, TsOpKind kind);
-extern void ts_direct_apply(TsEntityRel *rel, TsOpKind kind, TsEntity *e, bool conditional,
-							int64 ticks, TsOpResult *result);
+extern TsDirectWrite *ts_direct_begin(TsEntityRel *rel);
+extern void ts_direct_end(TsDirectWrite *w);
+extern void ts_direct_apply(TsEntityRel *rel, TsDirectWrite *batch, TsOpKind kind, TsEntity *e,
+							bool conditional, int64 ticks, TsOpResult *result);
 
 #endif							/* TS_WRITEPATH_H */

@@ -31,6 +31,7 @@
 #include "access/nbtxlog.h"
 #include "access/xlog.h"
 #include "access/xlog_internal.h"
+#include "access/xact.h"
 #include "access/xloginsert.h"
 #include "access/xlogutils.h"
 #include "miscadmin.h"
@@ -67,6 +68,63 @@ struct TskXLogState
 static MemoryContext tsk_redo_cxt = NULL;
 
 /*
+ * The state of a change is ~33 kB (a copy of each page it may change): too
+ * large for a memory context's free lists, so that allocating one per
+ * change was a malloc and a free, and the kernel faulted its pages in anew
+ * whenever malloc had given them back meanwhile.  One state is kept in
+ * TopMemoryContext and reused: changes of the index never nest (a change
+ * holds buffer locks and calls no user code), so one is enough; a change
+ * under way when an error is raised never finishes, so every
+ * (sub)transaction abort marks the state free again.  Should a state be
+ * asked for while the kept one is out, it is allocated as before.
+ */
+static TskXLogState *tsk_kept_state = NULL;
+static bool tsk_kept_state_out = false;
+
+/* tsk_xlog_xact_callback: a change an abort interrupted gives the kept state back. */
+static void
+tsk_xlog_xact_callback(XactEvent event, void *arg)
+{
+	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
+		tsk_kept_state_out = false;
+}
+
+/* tsk_xlog_subxact_callback: as tsk_xlog_xact_callback, for a subtransaction. */
+static void
+tsk_xlog_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+						  SubTransactionId parentSubid, void *arg)
+{
+	if (event == SUBXACT_EVENT_ABORT_SUB)
+		tsk_kept_state_out = false;
+}
+
+/* alloc_state: the kept state if it is free, else a new one. */
+static TskXLogState *
+alloc_state(void)
+{
+	if (tsk_kept_state == NULL)
+	{
+		tsk_kept_state = MemoryContextAlloc(TopMemoryContext, sizeof(TskXLogState));
+		RegisterXactCallback(tsk_xlog_xact_callback, NULL);
+		RegisterSubXactCallback(tsk_xlog_subxact_callback, NULL);
+	}
+	if (tsk_kept_state_out)
+		return palloc(sizeof(TskXLogState));
+	tsk_kept_state_out = true;
+	return tsk_kept_state;
+}
+
+/* free_state: give back a state of alloc_state. */
+static void
+free_state(TskXLogState *state)
+{
+	if (state == tsk_kept_state)
+		tsk_kept_state_out = false;
+	else
+		pfree(state);
+}
+
+/*
  * tsk_use_rmgr: whether a change of the index is logged with the resource
  * manager (the library was preloaded) or with generic WAL.
  */
@@ -84,7 +142,7 @@ tsk_use_rmgr(Relation index)
 TskXLogState *
 tsk_xlog_start(Relation index)
 {
-	TskXLogState *state = palloc(sizeof(TskXLogState));
+	TskXLogState *state = alloc_state();
 
 	state->index = index;
 	state->generic = tsk_use_rmgr(index) ? NULL : GenericXLogStart(index);
@@ -163,7 +221,7 @@ tsk_xlog_finish(TskXLogState *state, uint8 info)
 	if (state->generic)
 	{
 		GenericXLogFinish(state->generic);
-		pfree(state);
+		free_state(state);
 		return;
 	}
 	START_CRIT_SECTION();
@@ -204,7 +262,7 @@ tsk_xlog_finish(TskXLogState *state, uint8 info)
 			PageSetLSN(BufferGetPage(state->blocks[i].buf), lsn);
 	}
 	END_CRIT_SECTION();
-	pfree(state);
+	free_state(state);
 }
 
 /* tsk_xlog_abort: give up a change; no buffer was changed. */
@@ -213,7 +271,7 @@ tsk_xlog_abort(TskXLogState *state)
 {
 	if (state->generic)
 		GenericXLogAbort(state->generic);
-	pfree(state);
+	free_state(state);
 }
 
 /*

@@ -134,5 +134,33 @@ RESET ROLE;
 REVOKE ALL ON tablestore_data.orders FROM regress_ts_nobody;
 DROP ROLE regress_ts_nobody;
 
+-- the direct writes of a batch share one executor state: the owner's CHECK
+-- constraint and an index of theirs are applied to every operation, an
+-- operation that violates one (the last) undoes the batch, the next batch
+-- and single writes go on; replace, merge and delete after the inserts of
+-- the same batch see them
+ALTER TABLE tablestore_data.orders ADD CONSTRAINT qty_not_negative
+	CHECK (coalesce((props->>'Qty')::int, 0) >= 0);
+CREATE INDEX orders_qty ON tablestore_data.orders (((props->>'Qty')::int));
+SELECT batch_shown(r) FROM tablestore.execute_batch('Orders', '[
+	{"op": "insert", "entity": {"PartitionKey": "c10", "RowKey": "1", "Qty": 1}},
+	{"op": "insert", "entity": {"PartitionKey": "c10", "RowKey": "2", "Qty": 2}},
+	{"op": "insert", "entity": {"PartitionKey": "c10", "RowKey": "3", "Qty": -3}}]') r;
+SELECT batch_shown(r) FROM tablestore.execute_batch('Orders', '[
+	{"op": "insert", "entity": {"PartitionKey": "c10", "RowKey": "1", "Qty": 1}},
+	{"op": "insert", "entity": {"PartitionKey": "c10", "RowKey": "2", "Qty": 2}},
+	{"op": "insert", "entity": {"PartitionKey": "c10", "RowKey": "3", "Qty": 3}}]') r;
+SELECT batch_shown(r) FROM tablestore.execute_batch('Orders', '[
+	{"op": "update", "entity": {"PartitionKey": "c10", "RowKey": "1", "Qty": 10}},
+	{"op": "merge", "entity": {"PartitionKey": "c10", "RowKey": "2", "Note": "n"}},
+	{"op": "delete", "entity": {"PartitionKey": "c10", "RowKey": "3"}}]') r;
+SELECT tablestore.merge_entity('Orders', '{"PartitionKey": "c10", "RowKey": "2", "Qty": -1}');
+SELECT * FROM entities() WHERE pk = 'c10';
+SET enable_seqscan = off;
+SELECT pk, rk FROM tablestore_data.orders WHERE (props->>'Qty')::int = 10;
+RESET enable_seqscan;
+DROP INDEX tablestore_data.orders_qty;
+ALTER TABLE tablestore_data.orders DROP CONSTRAINT qty_not_negative;
+
 SELECT tablestore.delete_table('Orders');
 DROP FUNCTION batch_shown(jsonb), ops(text, text, int, int), entities(), big(int);
