@@ -13,15 +13,17 @@
 # ROUTER_ACCEPT=1 rewrites the patches from a run.  The test router
 # (test/router/sql, test/router/expected) checks the router itself.  Then
 # the pgTAP files errors_test, operations_test, query_test and
-# roundtrip_test run through the router.
+# roundtrip_test run through the router.  Run alone it starts its own
+# cluster; as a step of test/t/015_router.pl it takes the TAP test's
+# (tools/lib.sh, ts_given).
 set -u
 cd "$(dirname "$0")/.."
 . tools/lib.sh
 
 TESTS="${ROUTER_TESTS:-entities keys queries batch json_output validation service_forms router router_acl}"
-DIR=$(mktemp -d /tmp/tsrouter.XXXXXX)
+DIR=$(ts_cluster_dir tsrouter)
 status=0
-trap 'ts_stop_cluster "$DIR"; rm -rf "$DIR"' EXIT
+trap 'ts_stop_cluster "$DIR"; ts_rm_cluster_dir "$DIR"' EXIT
 ts_start_cluster "$DIR" 2 || exit 1
 
 OUT=$DIR/regress

@@ -17,12 +17,16 @@ tests=("$@")
 [ ${#tests[@]} -gt 0 ] || tests=(test/t/*.pl)
 rel=()
 for t in "${tests[@]}"; do rel+=("t/$(basename "$t")"); done
-# the gateway's test (test/t/*_gateway.pl) runs the gateways, the fuzzer
-# and the scripts of test/gateway/ with the npm packages its lockfile pins:
-# they are built and installed here, as root, and copied with the tools
-# they source into $WORK/checkout (TS_CHECKOUT)
-if [[ " ${rel[*]}" == *_gateway.pl* ]]; then
-	make -s -C gateway tablestore-gateway tablestore-gateway-asan fuzz_batch || exit 1
+# the gateway's test (test/t/*_gateway.pl) and the router's
+# (test/t/*_router.pl, whose test/gateway/router_test.sh puts the gateway in
+# front of a router) run the gateway and the scripts of test/gateway/ with
+# the npm packages its lockfile pins: they are built and installed here, as
+# root, and copied with the tools they source into $WORK/checkout
+# (TS_CHECKOUT)
+if [[ " ${rel[*]}" == *_gateway.pl* || " ${rel[*]}" == *_router.pl* ]]; then
+	gw_targets=tablestore-gateway
+	[[ " ${rel[*]}" != *_gateway.pl* ]] || gw_targets="$gw_targets tablestore-gateway-asan fuzz_batch"
+	make -s -C gateway $gw_targets || exit 1
 	if [ ! -d test/gateway/node_modules/@azure/data-tables ]; then
 		(cd test/gateway && npm ci --no-audit --no-fund --silent) || { echo "npm ci failed"; exit 1; }
 	fi
@@ -33,10 +37,13 @@ fi
 # the cluster tier's test (test/t/*_cluster.pl) runs the scripts of
 # test/cluster/ (and test/cluster_grow.sh) with what they run and source:
 # tools/, test/ (without the gateway's npm packages) and src/ (whose C files
-# test/logcheck.py tells tablestore's internal errors by) in TS_CHECKOUT
-if [[ " ${rel[*]}" == *_cluster.pl* ]]; then
+# test/logcheck.py tells tablestore's internal errors by) in TS_CHECKOUT;
+# the router's (test/t/*_router.pl) runs test/router_regress.sh and
+# test/router_diff.sh, which also read expected/ (the node's expected
+# output that the router's is made from)
+if [[ " ${rel[*]}" == *_cluster.pl* || " ${rel[*]}" == *_router.pl* ]]; then
 	mkdir -p "$WORK/checkout/test"
-	cp -a src tools "$WORK/checkout/"
+	cp -a src tools expected "$WORK/checkout/"
 	tar -C test --exclude=./gateway/node_modules -cf - . | tar -C "$WORK/checkout/test" -xf - || exit 1
 fi
 chown -R postgres: "$WORK"

@@ -7,7 +7,7 @@
 #   standby replaying the index (test/t/002_standby.pl), the HTTP gateway driven by
 #   the Azure SDKs and raw HTTP (test/t/010_gateway.pl), sqlsmith's random SQL
 #   (test/sqlsmith.sh), the SQL-level suites through a scale-out router with
-#   2 shards (test/router_regress.sh), random arguments for every function on a live server
+#   2 shards (test/t/015_router.pl), random arguments for every function on a live server
 #   (test/fuzz_live.sh), the cluster tier (test/t/020_cluster.pl: a router
 #   and its shards under outages, moves, faults and random arguments),
 #   the $filter parser's unit tests and a 20-second
@@ -60,20 +60,19 @@ run bash test/doc/errors_doc.sh tap
 # the multi-server tests on PostgreSQL's TAP framework (test/t: crash
 # recovery, a streaming standby, dump and restore, corrupt pages), then the
 # crash test again without shared_preload_libraries: tskey on generic WAL
-run bash tools/run-tap.sh $(ls test/t/*.pl | grep -v -e _gateway.pl -e _cluster.pl)
+run bash tools/run-tap.sh $(ls test/t/*.pl | grep -v -e _gateway.pl -e _router.pl -e _cluster.pl)
 run env TS_PRELOAD=0 bash tools/run-tap.sh test/t/001_crash.pl
 run bash test/stress.sh
 # upserts racing updates on hot keys never fail
 run bash test/upsert_race.sh
 # the HTTP gateway on a node of its own (test/t/010_gateway.pl)
 run bash tools/run-tap.sh test/t/010_gateway.pl
-# the scale-out router (tablestore_router) with 2 shards: the SQL-level
-# suites through the router
-run bash test/router_regress.sh
-# random calls on one node and through a router: the same output
-run bash test/router_diff.sh
-# the Azure SDKs through the gateway in front of that router
-run bash test/gateway/router_test.sh
+# the router tier on PostgreSQL's TAP framework (test/t/015_router.pl, each
+# script a step on a router with 2 shards of its own): the SQL-level suites
+# through the router (test/router_regress.sh), random calls on one node and
+# through a router giving the same output (test/router_diff.sh), the Azure
+# SDKs through the gateway in front of a router (test/gateway/router_test.sh)
+run bash tools/run-tap.sh test/t/015_router.pl
 # the cluster tier on PostgreSQL's TAP framework (test/t/020_cluster.pl,
 # each script of test/cluster/ a step on a cluster of its own): the cluster
 # under what one node never sees (merge order, paging under writes,

@@ -12,17 +12,21 @@
 # One account only: each account has its own database, and a second
 # account would need a second router database over its own shard databases;
 # the roles and isolation of accounts are tested on one node (run.sh).
+#
+# Run alone it builds the gateway and starts its own cluster; as a step of
+# test/t/015_router.pl it takes the TAP test's cluster (tools/lib.sh,
+# ts_given) and the gateway tools/run-tap.sh built.
 set -u
 cd "$(dirname "$0")/../.."
 . tools/lib.sh
 status=0
-DIR=$(mktemp -d /tmp/tsgwr.XXXXXX)
+DIR=$(ts_cluster_dir tsgwr)
 gw_pid=
 finish() {
 	[ -n "$gw_pid" ] && kill "$gw_pid" 2>/dev/null && wait "$gw_pid" 2>/dev/null
 	[ $status -ne 0 ] && tail -n 30 "$DIR/gw.log"
 	ts_stop_cluster "$DIR"
-	rm -rf "$DIR"
+	ts_rm_cluster_dir "$DIR"
 }
 trap finish EXIT
 # the checkout's gateway, or another build named by GW_BIN

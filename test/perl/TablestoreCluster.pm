@@ -25,16 +25,19 @@ package TablestoreCluster;
 use strict;
 use warnings;
 use File::Path;
+use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
+use Test::More;
 use TablestoreNode;
 
 # TablestoreCluster->new(NAME, shards => N, partitions => P, nodes => {NAME
-# => 'logical' | ''}): a started cluster of N shards (2 unless given) over P
-# partitions (16 unless given), plus the named extra servers (bare: no
-# database of their own; 'logical' gives them wal_level = logical), which
-# a script adds to the cluster when it wants them.  NAME is unique in the
-# test: it prefixes the nodes' names.
+# => 'logical' | ''}, port => PORT): a started cluster of N shards (2
+# unless given) over P partitions (16 unless given), plus the named extra
+# servers (bare: no database of their own; 'logical' gives them wal_level =
+# logical), which a script adds to the cluster when it wants them, all on
+# PORT (a free one the framework picks unless given).  NAME is unique in
+# the test: it prefixes the nodes' names.
 sub new
 {
 	my ($class, $name, %p) = @_;
@@ -45,6 +48,7 @@ sub new
 		dir => PostgreSQL::Test::Utils::tempdir_short() . '/c',
 		nodes => {},
 		order => [],
+		port => $p{port},
 	}, $class;
 
 	mkdir $self->{dir} or die "cannot create $self->{dir}: $!";
@@ -199,6 +203,46 @@ sub clean
 	my ($self) = @_;
 	$self->{nodes}{$_}->clean_node for @{ $self->{order} };
 	File::Path::rmtree($self->{dir});
+	return;
+}
+
+# tail(TEXT, N): its last N lines
+sub tail
+{
+	my ($text, $n) = @_;
+	my @l = split /\n/, $text;
+	splice(@l, 0, @l - $n) if @l > $n;
+	return join("\n", @l) . "\n";
+}
+
+# step(N, SCRIPT, CLUSTER...): step N of a test (test/t/015_router.pl,
+# 020_cluster.pl): bash test/SCRIPT, run from the current directory (the
+# checkout's copy), on a new cluster of the shape CLUSTER gives (new:
+# shards, partitions, nodes), given to it in the environment (env).  Two
+# tests: the script passed, named by it and its time, its output kept as
+# comments (its last 40 lines as diagnostics when it failed, the whole in
+# the log directory as stepN.out); then no server of its cluster crashed.
+# The servers are stopped after it, and removed if both passed.
+sub step
+{
+	my ($stepno, $script, %shape) = @_;
+	my $t0 = time;
+	my $cluster = TablestoreCluster->new("c$stepno", %shape);
+	my $outfile = "$PostgreSQL::Test::Utils::log_path/step$stepno.out";
+	my $ok;
+	{
+		local %ENV = (%ENV, $cluster->env);
+		$ok = IPC::Run::run([ 'bash', "test/$script" ], '<', \undef, '>', $outfile, '2>&1');
+	}
+	my $out = PostgreSQL::Test::Utils::slurp_file($outfile);
+	note($out);
+	diag(tail($out, 40)) if !$ok;
+	ok($ok, "$script (" . (time - $t0) . " s)");
+	$cluster->stop;
+	my @crashes = $cluster->crashes;
+	diag(join("\n", @crashes)) if @crashes;
+	is(scalar(@crashes), 0, "$script: no server of its cluster crashed");
+	$cluster->clean if $ok && !@crashes;
 	return;
 }
 

@@ -27,7 +27,6 @@
 # cluster_step line: its name, its path, and the cluster it wants.
 use strict;
 use warnings;
-use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -38,19 +37,10 @@ my $co = $ENV{TS_CHECKOUT}
 chdir $co or die "cannot enter $co: $!";
 my $only = $ENV{CL_ONLY} // '';
 
-# tail(TEXT, N): its last N lines
-sub tail
-{
-	my ($text, $n) = @_;
-	my @l = split /\n/, $text;
-	splice(@l, 0, @l - $n) if @l > $n;
-	return join("\n", @l) . "\n";
-}
-
 # cluster_step(SCRIPT, CLUSTER...): run test/SCRIPT on a new cluster of the
 # shape CLUSTER gives (TablestoreCluster->new: shards, partitions, nodes),
-# with its time in the test's name; skipped unless its name holds CL_ONLY.
-# Its servers are stopped after it, and removed if it passed.
+# its two tests (TablestoreCluster::step); skipped unless its name holds
+# CL_ONLY.
 my $stepno = 0;
 sub cluster_step
 {
@@ -59,23 +49,7 @@ sub cluster_step
   SKIP:
 	{
 		skip "CL_ONLY=$only", 2 if $only ne '' && index($script, $only) < 0;
-		my $t0 = time;
-		my $cluster = TablestoreCluster->new("c$stepno", %shape);
-		my $outfile = "$PostgreSQL::Test::Utils::log_path/step$stepno.out";
-		my $ok;
-		{
-			local %ENV = (%ENV, $cluster->env);
-			$ok = IPC::Run::run([ 'bash', "test/$script" ], '<', \undef, '>', $outfile, '2>&1');
-		}
-		my $out = PostgreSQL::Test::Utils::slurp_file($outfile);
-		note($out);
-		diag(tail($out, 40)) if !$ok;
-		ok($ok, "$script (" . (time - $t0) . " s)");
-		$cluster->stop;
-		my @crashes = $cluster->crashes;
-		diag(join("\n", @crashes)) if @crashes;
-		is(scalar(@crashes), 0, "$script: no server of its cluster crashed");
-		$cluster->clean if $ok && !@crashes;
+		TablestoreCluster::step($stepno, $script, %shape);
 	}
 	return;
 }
