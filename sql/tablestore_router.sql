@@ -327,6 +327,15 @@ CREATE FUNCTION tablestore_router._dblink_schema() RETURNS text
 $$;
 REVOKE ALL ON FUNCTION tablestore_router._dblink_schema() FROM PUBLIC;
 
+-- _lock_timeout: how long each statement the mover sends to a node waits
+-- for its locks: the router session's lock_timeout, 60 s when it is unset
+CREATE FUNCTION tablestore_router._lock_timeout() RETURNS text
+	LANGUAGE sql STABLE AS $$
+	SELECT CASE WHEN pg_catalog.current_setting('lock_timeout') IN ('0', '0ms') THEN '60s'
+		ELSE pg_catalog.current_setting('lock_timeout') END;
+$$;
+REVOKE ALL ON FUNCTION tablestore_router._lock_timeout() FROM PUBLIC;
+
 -- _node_connect: open (again) the router session's dblink connection conn
 -- to a node, as the calling role (the node string names no role).
 CREATE FUNCTION tablestore_router._node_connect(conn text, node text) RETURNS void
@@ -346,9 +355,14 @@ BEGIN
 	EXECUTE format('SELECT %I.dblink_connect($1, $2)', s)
 		USING conn, node || ' user=''' || replace(replace(current_user, '\', '\\'), '''', '\''') || '''';
 	-- names resolve in the catalog only, whatever the node's defaults: the
-	-- checks compare definitions as printed (_move_owner_code_sql)
+	-- checks compare definitions as printed (_move_owner_code_sql).  Every
+	-- statement sent on it waits for its locks at most lock_timeout: an
+	-- open transaction of anyone who can read a table there must not hold
+	-- the mover (and with it every move, create_table and delete_table of
+	-- the cluster) for ever; each caller handles the timeout
 	EXECUTE format('SELECT %I.dblink_exec($1, $2)', s)
-		USING conn, 'SET search_path = pg_catalog, pg_temp';
+		USING conn, format('SET search_path = pg_catalog, pg_temp; SET lock_timeout = %L',
+			tablestore_router._lock_timeout());
 END $$;
 
 -- _node_exec: run a command (or several, one transaction) on a node
@@ -563,7 +577,6 @@ CREATE FUNCTION tablestore_router._move_undo(move bigint, part integer, mask int
 	LANGUAGE plpgsql AS $$
 DECLARE
 	name text := 'ts_move_' || move;
-	rel text;
 	subid text := (SELECT * FROM tablestore_router._node_values('ts_move_tgt',
 		format('SELECT oid::text FROM pg_catalog.pg_subscription WHERE subname = %L', name)));
 BEGIN
@@ -573,11 +586,8 @@ BEGIN
 	PERFORM tablestore_router._move_unlock_target();
 	PERFORM tablestore_router._move_drop_slots(move, subid);
 	PERFORM tablestore_router._node_exec('ts_move_src', format('DROP PUBLICATION IF EXISTS %I', name));
-	FOR rel IN SELECT * FROM tablestore_router._node_values('ts_move_tgt',
-			format('SELECT c.relname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid WHERE t.tgname = %L', name))
-	LOOP
-		PERFORM tablestore_router._node_exec('ts_move_tgt', format('DROP TRIGGER IF EXISTS %I ON tablestore_data.%I', name, rel));
-	END LOOP;
+	-- a filter that a lock keeps is recorded (_move_drop_filters)
+	PERFORM tablestore_router._move_drop_filters('ts_move_tgt', (SELECT x.target FROM tablestore_router._moves x WHERE x.id = move), move);
 	-- locked, checked, then deleted (_move_delete_sql: never an owner's
 	-- code); if an owner's code or lock there refuses it, the partial copy
 	-- is recorded as left (the target does not serve the partition, a move
@@ -694,6 +704,7 @@ DECLARE
 	holder text;
 	resumed boolean;
 	leftwhy text;
+	trigwhy text;
 BEGIN
 	IF NOT (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user) THEN
 		RAISE EXCEPTION 'only a superuser may move partitions' USING ERRCODE = 'insufficient_privilege';
@@ -982,11 +993,9 @@ BEGIN
 	PERFORM tablestore_router._move_unlock_target();
 	PERFORM tablestore_router._node_exec('ts_move_src', format('DROP PUBLICATION IF EXISTS %I', name));
 	PERFORM tablestore_router._move_drop_slots(m.id, NULL);
-	FOR rel IN SELECT * FROM tablestore_router._node_values('ts_move_tgt',
-			format('SELECT c.relname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid WHERE t.tgname = %L', name))
-	LOOP
-		PERFORM tablestore_router._node_exec('ts_move_tgt', format('DROP TRIGGER IF EXISTS %I ON tablestore_data.%I', name, rel));
-	END LOOP;
+	-- a filter that a lock keeps (it waits lock_timeout) is recorded and the
+	-- move ends: a move to that node drops it first
+	trigwhy := tablestore_router._move_drop_filters('ts_move_tgt', tgt, m.id);
 	FOREACH c IN ARRAY ARRAY['ts_move_src', 'ts_move_tgt'] LOOP
 		PERFORM tablestore_router._node_exec(c, format(
 			'DO $d$BEGIN IF to_regclass(''tablestore_move.marker'') IS NOT NULL THEN DELETE FROM tablestore_move.marker WHERE id = %s; END IF; END$d$', m.id));
@@ -994,7 +1003,9 @@ BEGIN
 	-- rows_moved: the partition's entities the source held at the cutover
 	-- (recorded at the switch; the target's count if a rerun finishes it)
 	UPDATE tablestore_router._moves SET step = 'done', step_at = clock_timestamp(),
-		detail = concat_ws('; ', cut, CASE WHEN leftwhy IS NOT NULL THEN format('the source''s rows are left (tablestore_router.leftovers): %s', leftwhy) END),
+		detail = concat_ws('; ', cut,
+			CASE WHEN leftwhy IS NOT NULL THEN 'the source''s rows are left (tablestore_router.leftovers)' END,
+			CASE WHEN trigwhy IS NOT NULL THEN 'a filter trigger on the target is left (tablestore_router.leftovers)' END),
 		finished_at = clock_timestamp(),
 		rows_moved = coalesce(rows_moved, tablestore_router._move_count('ts_move_tgt', mask, part))
 	WHERE id = m.id AND finished_at IS NULL;
@@ -1068,15 +1079,15 @@ BEGIN
 	IF tgt_up THEN
 		PERFORM tablestore_router._move_undo(m.id, m.partition, nparts - 1);
 		did := did || format('dropped subscription ts_move_%s and the filter triggers on %s', m.id, m.target)
-			|| coalesce((SELECT format('the partial copy there is left (tablestore_router.leftovers): %s', l.reason)
+			|| coalesce((SELECT 'the partial copy there is left (tablestore_router.leftovers)'
 				FROM tablestore_router._leftovers l WHERE l.node = m.target AND l.mask = nparts - 1 AND l.partition = m.partition AND l.move = m.id),
 				format('deleted the partial copy on %s', m.target));
 	ELSE
 		-- the filter triggers: the source's own tables (a move to itself)
-		PERFORM tablestore_router._node_exec('ts_move_src', format(
-			'DO $d$DECLARE r text; BEGIN FOR r IN SELECT c.relname FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid WHERE t.tgname = %L LOOP EXECUTE format(''DROP TRIGGER %%I ON tablestore_data.%%I'', %L, r); END LOOP; END$d$',
-			'ts_move_' || m.id, 'ts_move_' || m.id));
+		PERFORM tablestore_router._move_drop_filters('ts_move_src', m.source, m.id);
 	END IF;
+	did := did || (SELECT format('filter triggers left (tablestore_router.leftovers): %s', string_agg(format('%I on %s', l.trigger, l.node), ', '))
+		FROM tablestore_router._left_triggers l WHERE l.move = m.id HAVING count(*) > 0);
 	PERFORM tablestore_router._move_drop_slots(m.id, NULL);
 	PERFORM tablestore_router._node_exec('ts_move_src', format('DROP PUBLICATION IF EXISTS %I', 'ts_move_' || m.id));
 	did := did || format('dropped publication and inactive slot ts_move_%s on %s', m.id, m.source);
@@ -1358,13 +1369,80 @@ CREATE TABLE tablestore_router._leftovers (
 	PRIMARY KEY (node, mask, partition)
 );
 COMMENT ON TABLE tablestore_router._leftovers IS 'rows of a partition that a move could not delete on a node that no longer serves it';
-GRANT SELECT ON tablestore_router._leftovers TO PUBLIC;
 
+-- A move's filter trigger (ts_move_N, ENABLE REPLICA) that it could not
+-- drop on a node (a lock there outlasted lock_timeout): it does nothing
+-- without the move's subscription, but it would filter a later move's
+-- copy into that table, so a move to the node drops it first (or is
+-- refused naming it); clean_leftovers drops it too.
+CREATE TABLE tablestore_router._left_triggers (
+	node text NOT NULL,
+	relation text NOT NULL,
+	trigger text NOT NULL,
+	move bigint NOT NULL,
+	reason text NOT NULL,
+	recorded_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+	PRIMARY KEY (node, relation, trigger)
+);
+COMMENT ON TABLE tablestore_router._left_triggers IS 'filter triggers of finished moves that could not be dropped on a node';
+
+-- superuser only (no grant): the reasons name other tenants' tables and
+-- objects
 CREATE VIEW tablestore_router.leftovers AS
-	SELECT node, partition, mask + 1 AS partitions, move, reason, recorded_at
-	FROM tablestore_router._leftovers;
-COMMENT ON VIEW tablestore_router.leftovers IS 'rows of a partition left on a node that does not serve it (ignored by the router; removed by a move of the partition to that node or by clean_leftovers)';
-GRANT SELECT ON tablestore_router.leftovers TO PUBLIC;
+	SELECT node, partition, mask + 1 AS partitions, move, 'rows'::text AS object, reason, recorded_at
+	FROM tablestore_router._leftovers
+	UNION ALL
+	SELECT node, NULL, NULL, move, format('trigger %I on tablestore_data.%I', trigger, relation), reason, recorded_at
+	FROM tablestore_router._left_triggers;
+COMMENT ON VIEW tablestore_router.leftovers IS 'rows of a partition, and filter triggers, a move left on a node that does not serve them (ignored by the router; removed by a move to that node or by clean_leftovers)';
+REVOKE ALL ON tablestore_router._leftovers, tablestore_router._left_triggers, tablestore_router.leftovers FROM PUBLIC;
+
+-- _drop_filter: the filter trigger trig of table rel dropped on a node
+-- (connection conn), if both are still there; it waits for the table's
+-- lock at most lock_timeout (_node_connect) and raises if it cannot
+CREATE FUNCTION tablestore_router._drop_filter(conn text, trig text, rel text) RETURNS void
+	LANGUAGE plpgsql AS $$
+BEGIN
+	IF EXISTS (SELECT FROM tablestore_router._node_values(conn, format(
+			'SELECT 1 FROM pg_catalog.pg_trigger WHERE tgname = %L AND tgrelid = pg_catalog.to_regclass(%L)',
+			trig, 'tablestore_data.' || quote_ident(rel)))) THEN
+		PERFORM tablestore_router._node_exec(conn, format('DROP TRIGGER IF EXISTS %I ON tablestore_data.%I', trig, rel));
+	END IF;
+END $$;
+REVOKE ALL ON FUNCTION tablestore_router._drop_filter(text, text, text) FROM PUBLIC;
+
+-- _move_drop_filters: the filter triggers of move dropped on node
+-- (connection conn); one that cannot be (a lock held there past
+-- lock_timeout, a lost node) is recorded in _left_triggers rather than
+-- keeping the move, and every move and table operation with it,
+-- unfinished.  NULL when all are dropped, else why not.
+CREATE FUNCTION tablestore_router._move_drop_filters(conn text, node text, move bigint) RETURNS text
+	LANGUAGE plpgsql AS $$
+DECLARE
+	trig text := 'ts_move_' || move;
+	rel text;
+	errs text[] := '{}';
+BEGIN
+	FOR rel IN SELECT * FROM tablestore_router._node_values(conn, format(
+			'SELECT c.relname FROM pg_catalog.pg_trigger t JOIN pg_catalog.pg_class c ON c.oid = t.tgrelid
+			 WHERE t.tgname = %L AND c.relnamespace = ''tablestore_data''::pg_catalog.regnamespace', trig))
+	LOOP
+		BEGIN
+			PERFORM tablestore_router._drop_filter(conn, trig, rel);
+			DELETE FROM tablestore_router._left_triggers l WHERE l.node = $2 AND l.relation = rel AND l.trigger = trig;
+		EXCEPTION WHEN OTHERS THEN
+			INSERT INTO tablestore_router._left_triggers AS l (node, relation, trigger, move, reason)
+				VALUES ($2, rel, trig, $3, SQLERRM)
+				ON CONFLICT ON CONSTRAINT _left_triggers_pkey
+				DO UPDATE SET move = excluded.move, reason = excluded.reason, recorded_at = clock_timestamp();
+			errs := errs || format('trigger %I on tablestore_data.%I: %s', trig, rel, SQLERRM);
+			RAISE WARNING 'the filter trigger % on tablestore_data.% on % is left (tablestore_router.leftovers): %', trig, rel, $2, SQLERRM
+				USING HINT = 'A move to that node drops it first; or end what holds the lock, then SELECT * FROM tablestore_router.clean_leftovers();';
+		END;
+	END LOOP;
+	RETURN nullif(array_to_string(errs, '; '), '');
+END $$;
+REVOKE ALL ON FUNCTION tablestore_router._move_drop_filters(text, text, bigint) FROM PUBLIC;
 
 -- _move_delete_rows: the rows of partition part (of mask + 1) of every
 -- entity relation on a node deleted through connection conn, as
@@ -1375,7 +1453,7 @@ GRANT SELECT ON tablestore_router.leftovers TO PUBLIC;
 CREATE FUNCTION tablestore_router._move_delete_rows(conn text, mask integer, part integer) RETURNS text
 	LANGUAGE plpgsql AS $$
 DECLARE
-	lt text := CASE WHEN current_setting('lock_timeout') IN ('0', '0ms') THEN '60s' ELSE current_setting('lock_timeout') END;
+	lt text := tablestore_router._lock_timeout();
 	stmts text;
 BEGIN
 	stmts := (SELECT * FROM tablestore_router._node_values(conn, tablestore_router._move_delete_sql(mask, part)));
@@ -1417,8 +1495,21 @@ CREATE FUNCTION tablestore_router._move_remove_leftovers(conn text, node text, m
 	LANGUAGE plpgsql AS $$
 DECLARE
 	l tablestore_router._leftovers;
+	t tablestore_router._left_triggers;
 	err text;
 BEGIN
+	-- a filter trigger a move left there would filter this move's copy
+	FOR t IN SELECT * FROM tablestore_router._left_triggers x WHERE x.node = $2 ORDER BY x.relation, x.trigger LOOP
+		BEGIN
+			PERFORM tablestore_router._drop_filter(conn, t.trigger, t.relation);
+		EXCEPTION WHEN OTHERS THEN
+			RAISE EXCEPTION 'partition %: the filter trigger % on tablestore_data.% left on % by move % cannot be dropped: %', part, t.trigger, t.relation, node, t.move, SQLERRM
+				USING ERRCODE = 'object_not_in_prerequisite_state',
+					DETAIL = 'It would filter the move''s copy into that table.',
+					HINT = 'End what holds the lock on that node, then move again.';
+		END;
+		DELETE FROM tablestore_router._left_triggers x WHERE x.node = t.node AND x.relation = t.relation AND x.trigger = t.trigger;
+	END LOOP;
 	FOR l IN SELECT * FROM tablestore_router._leftovers x
 			WHERE x.node = $2 AND (x.partition & x.mask & $3) = ($4 & x.mask & $3) ORDER BY x.mask, x.partition LOOP
 		err := tablestore_router._move_delete_rows(conn, l.mask, l.partition);
@@ -1443,6 +1534,7 @@ CREATE FUNCTION tablestore_router.clean_leftovers()
 	LANGUAGE plpgsql AS $$
 DECLARE
 	l tablestore_router._leftovers;
+	t tablestore_router._left_triggers;
 	u tablestore_router._moves;
 	mask integer := (SELECT count(*) FROM tablestore_router.partitions()) - 1;
 	err text;
@@ -1477,6 +1569,29 @@ BEGIN
 			ELSE
 				UPDATE tablestore_router._leftovers x SET reason = err, recorded_at = clock_timestamp()
 				WHERE x.node = l.node AND x.mask = l.mask AND x.partition = l.partition;
+				result := 'kept: ' || err;
+			END IF;
+		END IF;
+		RETURN NEXT;
+	END LOOP;
+	FOR t IN SELECT * FROM tablestore_router._left_triggers ORDER BY 1, 2, 3 LOOP
+		node := t.node; partition := NULL; move := t.move;
+		IF u.id IS NOT NULL AND u.id = t.move THEN
+			result := format('kept: move %s is unfinished', u.id);
+		ELSE
+			BEGIN
+				PERFORM tablestore_router._node_connect('ts_clean', t.node);
+				PERFORM tablestore_router._drop_filter('ts_clean', t.trigger, t.relation);
+				err := NULL;
+			EXCEPTION WHEN OTHERS THEN
+				err := SQLERRM;
+			END;
+			IF err IS NULL THEN
+				DELETE FROM tablestore_router._left_triggers x WHERE x.node = t.node AND x.relation = t.relation AND x.trigger = t.trigger;
+				result := 'deleted';
+			ELSE
+				UPDATE tablestore_router._left_triggers x SET reason = err, recorded_at = clock_timestamp()
+				WHERE x.node = t.node AND x.relation = t.relation AND x.trigger = t.trigger;
 				result := 'kept: ' || err;
 			END IF;
 		END IF;

@@ -23,7 +23,16 @@
 #     an entity deleted and one updated meanwhile are not resurrected;
 #   - the mover's lock session on the target terminated during the copy:
 #     the move fails naming the lost lock, its subscription disabled; a
-#     rerun completes it.
+#     rerun completes it;
+#   - a mere reader's open transaction on the target (role rdr, SELECT on
+#     evil) stalls no statement of the mover beyond lock_timeout (2 s
+#     here): S1, opened during the copy: the move ends 'done', its filter
+#     trigger there recorded as a leftover, create_table runs, a move to
+#     that node is refused naming it while the reader stays, then drops
+#     it; P1, opened before the move: the move fails in its prepare step
+#     and abort_move ends it; S5, opened on the target of a killed move:
+#     abort_move ends it recording the trigger, clean_leftovers keeps it
+#     while the reader stays, then drops it.
 # The mover is held at a step by tablestore_router.move_pause_at/_file.
 set -u
 cd "$(dirname "$0")/../.."
@@ -59,7 +68,7 @@ mover_objects() {
 # held PART TARGET STEP: start a move of PART to shard TARGET held at STEP (in the background: $mover)
 held() {
 	touch "$DIR/hold"
-	PGOPTIONS="-c tablestore_router.move_pause_at=$3 -c tablestore_router.move_pause_file=$DIR/hold" \
+	PGOPTIONS="${MOVEOPTS:-} -c tablestore_router.move_pause_at=$3 -c tablestore_router.move_pause_file=$DIR/hold" \
 		r -c "CALL tablestore_router.move_partition($1, '$(S "$2")')" >"$DIR/held.log" 2>&1 &
 	mover=$!
 	step_is "$3" || bad "the move of partition $1 did not reach $3: $(cat "$DIR/held.log")"
@@ -182,6 +191,91 @@ is "lock: partition 2 on shard1" "$(on 2 1)" t
 is "lock: no unfinished move" "$(unfinished)" 0
 is "lock: every entity once" "$(total Evil)" 999/999
 is "lock: the mover's replication objects are gone" "$(mover_objects)" 0
+
+# a reader's open transaction on a node (rdr may only read evil) must not
+# stall the mover: each of its statements waits at most lock_timeout
+for h in shard0 shard1 shard2; do
+	n $h -c "CREATE ROLE rdr LOGIN" -c "GRANT USAGE ON SCHEMA tablestore_data TO rdr" -c "GRANT SELECT ON tablestore_data.evil TO rdr" >/dev/null
+done
+MOVEOPTS="-c lock_timeout=2s"
+# reader H: rdr's transaction on shard H that has read evil, held open
+reader() {
+	psql -X -q -d "host=$DIR/$1 dbname=tablestore user=rdr application_name=ts_reader" \
+		-c "BEGIN" -c "SELECT count(*) FROM tablestore_data.evil" -c "SELECT pg_sleep(600)" >/dev/null 2>&1 &
+	ts_until -t 30 bash -c "[ \"\$(psql -X -q -At -d 'host=$DIR/$1 dbname=tablestore' -c \"SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid) JOIN pg_class c ON c.oid = l.relation WHERE a.application_name = 'ts_reader' AND c.relname = 'evil'\")\" = 1 ]" ||
+		bad "the reader on $1 holds no lock"
+}
+unreader() { n "$1" -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'ts_reader'" >/dev/null; }
+# ends PID: the process ends within 30 s (else the test says so, and the reader is ended so that it does)
+ends() { ts_until -t 30 bash -c "! kill -0 $1 2>/dev/null" 2>/dev/null; }
+ltrig() { r -c "SELECT count(*) FROM tablestore_router.leftovers WHERE node = '$(S "$1")' AND object LIKE 'trigger ts\_move\_% on tablestore_data.evil'" 2>&1; }
+
+# S1: the reader opened on the target (shard1) while partition 3 is copied
+held 3 1 copying
+reader shard1
+rm -f "$DIR/hold"
+if ends $mover; then ok "S1: the move ends with the reader on the target"; else bad "S1: the move waits for the reader"; unreader shard1; fi
+wait $mover || bad "S1: the move failed: $(cat "$DIR/held.log")"
+is "S1: the move is done" "$(r -c "SELECT step FROM tablestore_router.moves WHERE partition = 3 ORDER BY id DESC LIMIT 1")" done
+is "S1: no unfinished move" "$(unfinished)" 0
+is "S1: partition 3 on shard1" "$(on 3 1)" t
+is "S1: its filter trigger on shard1 recorded as left" "$(ltrig 1)" 1
+is "S1: every entity once" "$(total Evil)" 999/999
+out=$(psql -X -q -At -d "host=$DIR/router dbname=tablestore user=app" -c "SELECT tablestore.create_table('Other')" -c "SELECT tablestore.delete_table('Other')" 2>&1)
+is "S1: create_table and delete_table run" "$out" ""
+if PGOPTIONS="$MOVEOPTS" r -c "CALL tablestore_router.move_partition(0, '$(S 1)')" >"$DIR/s1.log" 2>&1; then bad "S1: a move to shard1 went through with the left trigger"
+else grep -q "trigger ts_move_[0-9]* on tablestore_data.evil" "$DIR/s1.log" && ok "S1: a move to shard1 is refused naming the left trigger" || bad "S1: $(cat "$DIR/s1.log")"; fi
+is "S1: the refused move stays unrecorded" "$(unfinished)" 0
+unreader shard1
+PGOPTIONS="$MOVEOPTS" r -c "CALL tablestore_router.move_partition(0, '$(S 1)')" >"$DIR/s1b.log" 2>&1 && ok "S1: the reader gone, the move to shard1 runs" || bad "S1: $(cat "$DIR/s1b.log")"
+is "S1: it dropped the left trigger first" "$(ltrig 1)" 0
+is "S1: partition 0 on shard1" "$(on 0 1)" t
+is "S1: every entity once" "$(total Evil)" 999/999
+is "S1: the mover's replication objects are gone" "$(mover_objects)" 0
+
+# P1: the reader opened on the target (shard2) before the move of partition 6
+reader shard2
+PGOPTIONS="$MOVEOPTS" r -c "CALL tablestore_router.move_partition(6, '$(S 2)')" >"$DIR/p1.log" 2>&1 &
+mover=$!
+if ends $mover; then ok "P1: the move ends with the reader on the target"; else bad "P1: the move waits for the reader"; unreader shard2; fi
+if wait $mover; then bad "P1: the move went through"
+else grep -q "lock timeout" "$DIR/p1.log" && ok "P1: the move fails on the lock timeout" || bad "P1: $(cat "$DIR/p1.log")"; fi
+PGOPTIONS="$MOVEOPTS" r -c "SELECT tablestore_router.abort_move()" >"$DIR/p1a.log" 2>&1 &
+mover=$!
+if ends $mover; then ok "P1: abort_move ends with the reader on the target"; else bad "P1: abort_move waits for the reader"; unreader shard2; fi
+wait $mover || bad "P1: abort_move: $(cat "$DIR/p1a.log")"
+is "P1: no unfinished move" "$(unfinished)" 0
+is "P1: partition 6 on shard0" "$(on 6 0)" t
+is "P1: every entity once" "$(total Evil)" 999/999
+unreader shard2
+is "P1: the mover's replication objects are gone" "$(mover_objects)" 0
+
+# S5: the reader opened on the target (shard2) of a killed move
+held 7 2 copying
+r -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'CALL tablestore_router.move_partition(7,%'" >/dev/null
+wait $mover; rm -f "$DIR/hold"
+ts_until -t 30 bash -c "[ \"\$(psql -X -q -At -d 'host=$DIR/shard2 dbname=tablestore' -c \"SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE c.relname = 'evil' AND l.mode = 'ShareUpdateExclusiveLock'\")\" = 0 ]" ||
+	bad "S5: the killed mover's lock stayed"
+reader shard2
+PGOPTIONS="$MOVEOPTS" r -c "SELECT tablestore_router.abort_move()" >"$DIR/s5.log" 2>&1 &
+mover=$!
+if ends $mover; then ok "S5: abort_move ends with the reader on the target"; else bad "S5: abort_move waits for the reader"; unreader shard2; fi
+wait $mover || bad "S5: abort_move: $(cat "$DIR/s5.log")"
+grep -q "filter triggers left" "$DIR/s5.log" && ok "S5: abort_move says the trigger is left" || bad "S5: $(cat "$DIR/s5.log")"
+is "S5: no unfinished move" "$(unfinished)" 0
+is "S5: partition 7 on shard1" "$(on 7 1)" t
+is "S5: its filter trigger on shard2 recorded as left" "$(ltrig 2)" 1
+is "S5: clean_leftovers keeps it while the reader stays" \
+	"$(PGOPTIONS="$MOVEOPTS" r -c "SELECT string_agg((result LIKE 'kept: %lock timeout%')::text, ',') FROM tablestore_router.clean_leftovers()" 2>&1)" true
+unreader shard2
+is "S5: clean_leftovers drops it once the reader is gone" \
+	"$(PGOPTIONS="$MOVEOPTS" r -c "SELECT string_agg(result, ',') FROM tablestore_router.clean_leftovers()" 2>&1)" deleted
+is "S5: no leftover" "$(r -c "SELECT count(*) FROM tablestore_router.leftovers")" 0
+is "S5: every entity once" "$(total Evil)" 999/999
+is "S5: the mover's replication objects are gone" "$(mover_objects)" 0
+
+# the leftovers name other tenants' tables: not readable by everyone
+is "leftovers: app may not read them" "$(psql -X -q -At -d "host=$DIR/router dbname=tablestore user=app" -c "SELECT count(*) FROM tablestore_router.leftovers" 2>&1 | grep -c 'permission denied')" 1
 
 [ $status -eq 0 ] && echo "move_leftover: all ok" || echo "move_leftover: FAILED"
 exit $status
