@@ -287,25 +287,49 @@ stored_row_invalid(const char *relname, const char *what)
 }
 
 /*
- * ts_check_stored_row: check a row of entity relation relname as read
- * (values and nulls of its four columns; isnull may be NULL when the reader
- * knows them not null): no null, props a JSON object.  Rows written with
- * plain SQL into a relation without tablestore's CHECK constraints could
- * hold anything; every reader and writer goes through this check, so none
- * misreads such a row (a merge into array props would lose its properties).
+ * What is wrong with a row of an entity relation as read (values and nulls
+ * of its four columns; isnull may be NULL when the reader knows them not
+ * null), or NULL: a null, props that are not a JSON object.
  */
-void
-ts_check_stored_row(const char *relname, const Datum *values, const bool *isnull)
+static const char *
+stored_row_problem(const Datum *values, const bool *isnull)
 {
 	Jsonb	   *props;
 
 	if (isnull != NULL)
 		for (int att = 0; att < 4; att++)
 			if (isnull[att])
-				stored_row_invalid(relname, "a null column");
+				return "a null column";
 	props = DatumGetJsonbP(values[TS_ATT_PROPS - 1]);
 	if (!JB_ROOT_IS_OBJECT(props) || JB_ROOT_IS_SCALAR(props))
-		stored_row_invalid(relname, "props that are not a JSON object");
+		return "props that are not a JSON object";
+	return NULL;
+}
+
+/*
+ * ts_check_stored_row: check a row of entity relation relname as read (see
+ * stored_row_problem).  Rows written with plain SQL into a relation without
+ * tablestore's CHECK constraints could hold anything; every reader and
+ * writer goes through this check, so none misreads such a row (a merge into
+ * array props would lose its properties).
+ */
+void
+ts_check_stored_row(const char *relname, const Datum *values, const bool *isnull)
+{
+	const char *problem = stored_row_problem(values, isnull);
+
+	if (problem != NULL)
+		stored_row_invalid(relname, problem);
+}
+
+/*
+ * ts_stored_row_valid: whether ts_check_stored_row would accept the row,
+ * without raising (for a writer that read a version that may be stale).
+ */
+bool
+ts_stored_row_valid(const Datum *values, const bool *isnull)
+{
+	return stored_row_problem(values, isnull) == NULL;
 }
 
 /*
