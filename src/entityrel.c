@@ -658,6 +658,28 @@ ts_rel_keyindex(TsEntityRel *rel)
 }
 
 /*
+ * ts_rel_recheck: check again that the (locked, open) entity relation of rel
+ * is one tablestore serves, with the key index it was found with, as
+ * ts_table_open checked it: for the operations of a batch after the first,
+ * since an operation may change the relation under the batch (an owner's
+ * CHECK function that runs CREATE RULE, DROP INDEX or the like in the same
+ * transaction; other sessions cannot, the batch holding its lock).  What
+ * each write path relies on beyond the relation's form (triggers, row-level
+ * security, privileges) ts_direct_usable decides for each operation; ALTER
+ * TABLE and CREATE INDEX refuse a relation the batch holds open.
+ */
+void
+ts_rel_recheck(TsEntityRel *rel)
+{
+	Relation	heap = table_open(rel->relid, NoLock);
+	Oid			index = ts_check_entity_relation(heap, true);
+
+	if (index != rel->keyindex)
+		relation_altered(heap, "its key index was replaced");
+	table_close(heap, NoLock);
+}
+
+/*
  * ts_rel_statements: the slots of the relation's prepared statements, kept
  * with the entry and freed with it.  The SPI path fills them (with
  * SPI_keepplan'd plans) and calls ts_rel_drop_statements if it fails
