@@ -409,7 +409,8 @@ typedef struct BatchRun
  * run_operations: apply a batch's operations in order (in a
  * subtransaction).  The direct writes among them share one direct-write
  * state (the relation, its indexes and the executor state opened once); an
- * error leaves it to the subtransaction's abort.
+ * error leaves it to the subtransaction's abort.  Each operation finds the
+ * relation as a new call would (ts_rel_recheck): one may have changed it.
  */
 static void
 run_operations(void *arg)
@@ -421,6 +422,9 @@ run_operations(void *arg)
 	{
 		BatchOp    *op = &run->batch[run->current];
 
+		/* an earlier operation may have changed the relation: as a new call */
+		if (run->current > 0)
+			ts_rel_recheck(run->rel);
 		ts_apply_op(run->rel, &direct, op->kind, op->entity, op->conditional, op->ticks,
 					&run->results[run->current]);
 	}

@@ -194,22 +194,34 @@ ts_format_stored_timestamp(TimestampTz ts, text *pk, text *rk)
 }
 
 /*
- * ts_write_timestamp: the Timestamp a write gives entity (pk, rk), whose
+ * ts_next_write_timestamp: the Timestamp a write gives an entity whose
  * Timestamp is now previous (DT_NOBEGIN for a new entity): the clock, but
  * always after previous, so that every write changes the ETag even within
- * one microsecond.  Neither clipped nor wrapped: a Timestamp past the range
- * (an entity whose ts was set with SQL to its last microsecond, or beyond)
- * is refused, with the SQLSTATE of the CHECK constraint that refuses it in
- * SQL, so that no write stores a Timestamp no read can serve.
+ * one microsecond.  Neither clipped nor wrapped: it may lie past the range
+ * (an entity whose ts was set with SQL to its last microsecond, or beyond);
+ * the writer refuses it (ts_check_write_timestamp) or, when previous may be
+ * stale, tests it (ts_timestamptz_in_range) and decides on the latest.
  */
 TimestampTz
-ts_write_timestamp(TimestampTz previous, text *pk, text *rk)
+ts_next_write_timestamp(TimestampTz previous)
 {
 	TimestampTz now = GetCurrentTimestamp();
 	/* no overflow whatever previous holds: past the range it stays past */
 	TimestampTz next = previous >= END_TIMESTAMPTZ ? previous :
 		previous < MIN_TIMESTAMPTZ ? MIN_TIMESTAMPTZ : previous + 1;
-	TimestampTz ts = Max(now, next);
+
+	return Max(now, next);
+}
+
+/*
+ * ts_write_timestamp: ts_next_write_timestamp for entity (pk, rk), refused
+ * outside the range with the SQLSTATE of the CHECK constraint that refuses
+ * it in SQL, so that no write stores a Timestamp no read can serve.
+ */
+TimestampTz
+ts_write_timestamp(TimestampTz previous, text *pk, text *rk)
+{
+	TimestampTz ts = ts_next_write_timestamp(previous);
 
 	ts_check_write_timestamp(ts, pk, rk);
 	return ts;

@@ -27,6 +27,7 @@ extern bool ts_parse_datetime(const char *s, int len, int64 *ticks);
 extern char *ts_format_datetime(int64 ticks);
 extern bool ts_timestamptz_in_range(TimestampTz ts);
 extern char *ts_format_stored_timestamp(TimestampTz ts, text *pk, text *rk);
+extern TimestampTz ts_next_write_timestamp(TimestampTz previous);
 extern TimestampTz ts_write_timestamp(TimestampTz previous, text *pk, text *rk);
 extern void ts_check_write_timestamp(TimestampTz ts, text *pk, text *rk);
 extern int64 ts_timestamptz_to_ticks(TimestampTz ts);

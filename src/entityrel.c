@@ -287,25 +287,49 @@ stored_row_invalid(const char *relname, const char *what)
 }
 
 /*
- * ts_check_stored_row: check a row of entity relation relname as read
- * (values and nulls of its four columns; isnull may be NULL when the reader
- * knows them not null): no null, props a JSON object.  Rows written with
- * plain SQL into a relation without tablestore's CHECK constraints could
- * hold anything; every reader and writer goes through this check, so none
- * misreads such a row (a merge into array props would lose its properties).
+ * What is wrong with a row of an entity relation as read (values and nulls
+ * of its four columns; isnull may be NULL when the reader knows them not
+ * null), or NULL: a null, props that are not a JSON object.
  */
-void
-ts_check_stored_row(const char *relname, const Datum *values, const bool *isnull)
+static const char *
+stored_row_problem(const Datum *values, const bool *isnull)
 {
 	Jsonb	   *props;
 
 	if (isnull != NULL)
 		for (int att = 0; att < 4; att++)
 			if (isnull[att])
-				stored_row_invalid(relname, "a null column");
+				return "a null column";
 	props = DatumGetJsonbP(values[TS_ATT_PROPS - 1]);
 	if (!JB_ROOT_IS_OBJECT(props) || JB_ROOT_IS_SCALAR(props))
-		stored_row_invalid(relname, "props that are not a JSON object");
+		return "props that are not a JSON object";
+	return NULL;
+}
+
+/*
+ * ts_check_stored_row: check a row of entity relation relname as read (see
+ * stored_row_problem).  Rows written with plain SQL into a relation without
+ * tablestore's CHECK constraints could hold anything; every reader and
+ * writer goes through this check, so none misreads such a row (a merge into
+ * array props would lose its properties).
+ */
+void
+ts_check_stored_row(const char *relname, const Datum *values, const bool *isnull)
+{
+	const char *problem = stored_row_problem(values, isnull);
+
+	if (problem != NULL)
+		stored_row_invalid(relname, problem);
+}
+
+/*
+ * ts_stored_row_valid: whether ts_check_stored_row would accept the row,
+ * without raising (for a writer that read a version that may be stale).
+ */
+bool
+ts_stored_row_valid(const Datum *values, const bool *isnull)
+{
+	return stored_row_problem(values, isnull) == NULL;
 }
 
 /*
@@ -631,6 +655,28 @@ Oid
 ts_rel_keyindex(TsEntityRel *rel)
 {
 	return rel->keyindex;
+}
+
+/*
+ * ts_rel_recheck: check again that the (locked, open) entity relation of rel
+ * is one tablestore serves, with the key index it was found with, as
+ * ts_table_open checked it: for the operations of a batch after the first,
+ * since an operation may change the relation under the batch (an owner's
+ * CHECK function that runs CREATE RULE, DROP INDEX or the like in the same
+ * transaction; other sessions cannot, the batch holding its lock).  What
+ * each write path relies on beyond the relation's form (triggers, row-level
+ * security, privileges) ts_direct_usable decides for each operation; ALTER
+ * TABLE and CREATE INDEX refuse a relation the batch holds open.
+ */
+void
+ts_rel_recheck(TsEntityRel *rel)
+{
+	Relation	heap = table_open(rel->relid, NoLock);
+	Oid			index = ts_check_entity_relation(heap, true);
+
+	if (index != rel->keyindex)
+		relation_altered(heap, "its key index was replaced");
+	table_close(heap, NoLock);
 }
 
 /*

@@ -35,6 +35,8 @@ extern Oid	ts_table_open(text *table_name, AclMode required, LOCKMODE lockmode, 
 						  Oid *keyindex);
 extern Oid	ts_check_entity_relation(Relation heap, bool need_index);
 extern void ts_check_stored_row(const char *relname, const Datum *values, const bool *isnull);
+extern void ts_rel_recheck(TsEntityRel *rel);
+extern bool ts_stored_row_valid(const Datum *values, const bool *isnull);
 extern text *ts_arg_table_name(FunctionCallInfo fcinfo);
 extern TsEntityRel *ts_rel_pin(Oid relid, const char *relname, Oid keyindex);
 extern void ts_rel_unpin(TsEntityRel *rel);

@@ -515,6 +515,18 @@ merge_props(Jsonb *old_props, Jsonb *new_props)
  * false says that it was changed or deleted meanwhile (nothing written; the
  * caller locks the latest version and decides on it, as the executor's
  * EvalPlanQual does, or fails to serialize).
+ *
+ * What the row written depends on, the version it is made from, may be
+ * stale when not locked: then no check of tablestore's own that depends on
+ * it raises an error before the update has found it the latest version.
+ * The stored row's form and the new Timestamp's range are tested, and a
+ * failure returns false (nothing written: the locking path checks the
+ * latest version and raises what it raises); the limits of a merge are
+ * checked once the update succeeded, on either path, as the SPI path checks
+ * them on what its UPDATE returned (the error undoes the update).  The
+ * relation's CHECK and partition constraints are the executor's: checked
+ * before the update, on the row made from the version found, as ExecUpdate
+ * checks them before heap_update.
  */
 static bool
 update_row(DirectWrite *w, TsOpKind kind, TsEntity *e, ItemPointer tid, TsOpResult *result,
@@ -531,19 +543,20 @@ update_row(DirectWrite *w, TsOpKind kind, TsEntity *e, ItemPointer tid, TsOpResu
 
 	if (merge)
 	{
-		Jsonb	   *old_props = DatumGetJsonbP(slot_getattr(w->oldslot, TS_ATT_PROPS, &isnull));
-
 		slot_getallattrs(w->oldslot);
+		if (!locked && !ts_stored_row_valid(w->oldslot->tts_values, w->oldslot->tts_isnull))
+			return false;
 		ts_check_stored_row(RelationGetRelationName(w->heap), w->oldslot->tts_values, w->oldslot->tts_isnull);
-		props = merge_props(old_props, e->props);
-		/* a merge can take the entity over the limits; the error undoes it */
-		ts_entity_check_limits(props, ts_entity_key_size(e->partition_key, e->row_key));
+		props = merge_props(DatumGetJsonbP(w->oldslot->tts_values[TS_ATT_PROPS - 1]), e->props);
 	}
 	/*
 	 * Timestamps increase per entity, even within one microsecond, and
 	 * never leave the service's range (ts_write_timestamp)
 	 */
-	result->ts = ts_write_timestamp(old_ts, e->partition_key, e->row_key);
+	result->ts = ts_next_write_timestamp(old_ts);
+	if (!locked && !ts_timestamptz_in_range(result->ts))
+		return false;
+	ts_check_write_timestamp(result->ts, e->partition_key, e->row_key);
 	result->props = props;
 
 	store_row(w, e->partition_key, e->row_key, result->ts, props, true);
@@ -559,6 +572,9 @@ update_row(DirectWrite *w, TsOpKind kind, TsEntity *e, ItemPointer tid, TsOpResu
 	}
 	if (res != TM_Ok)
 		elog(ERROR, "unexpected result %d updating a locked entity row", (int) res);
+	/* a merge can take the entity over the limits; the error undoes it */
+	if (merge)
+		ts_entity_check_limits(props, ts_entity_key_size(e->partition_key, e->row_key));
 	if (update_indexes)
 		(void) ExecInsertIndexTuples(w->rri, w->newslot, w->estate, true, false, NULL, NIL);
 	return true;
@@ -598,7 +614,10 @@ delete_row(DirectWrite *w, ItemPointer tid, text *pk, text *rk, bool locked)
  * having written nothing, when there is no such version, the condition
  * fails on it, or it was changed or deleted meanwhile: the caller then
  * locks the latest version and decides on that (lock_entity), so that the
- * outcome and the errors are those of the locking path.  This saves a
+ * outcome and the errors are those of the locking path.  No check of
+ * tablestore's own raises an error here on the version read before the
+ * update found it the latest (see update_row), so a write that races a
+ * replace is never refused for what the replaced version held.  This saves a
  * lock's WAL record and buffer change per write.
  */
 static bool

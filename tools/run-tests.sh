@@ -63,6 +63,8 @@ run bash test/doc/errors_doc.sh tap
 run bash tools/run-tap.sh $(ls test/t/*.pl | grep -v -e _gateway.pl -e _router.pl -e _cluster.pl)
 run env TS_PRELOAD=0 bash tools/run-tap.sh test/t/001_crash.pl
 run bash test/stress.sh
+# the light verify_index beside writers that split the index: no false report
+run bash test/verify_light_race.sh
 # upserts racing updates on hot keys never fail
 run bash test/upsert_race.sh
 # the HTTP gateway on a node of its own (test/t/010_gateway.pl)

@@ -93,6 +93,24 @@ typedef struct VerifyState
 static bool fingerprint(VerifyState *vs, const TskEntry *e, bool add);
 
 /*
+ * past_end: whether a link or downlink to blkno leads past the index's
+ * end.  The light check lets writers go on, and a split extends the index:
+ * a block past the length read before is looked for again in the length
+ * now, as amcheck's bt_index_check does, before it is called corrupt (a
+ * link is read under its page's lock, so the block it names was added
+ * before that).  The parent check's lock keeps the length fixed (its
+ * array of pages reached is sized by it); on a hot standby, where replay
+ * can extend the index under it, it is exact only while replay is idle.
+ */
+static bool
+past_end(VerifyState *vs, BlockNumber blkno)
+{
+	if (blkno >= vs->nblocks && !vs->parent_check)
+		vs->nblocks = RelationGetNumberOfBlocks(vs->index);
+	return blkno >= vs->nblocks;
+}
+
+/*
  * check_key: a stored key is valid text in its encoding (UTF-8, or UTF-16
  * with paired surrogates) and in the shorter of the two, as equal keys
  * must be byte-equal.  Its length was checked when it was parsed.
@@ -272,7 +290,7 @@ verify_page(VerifyState *vs, Buffer buf, uint16 level, BlockNumber prevblk,
 			check_key(index, blkno, pivot.key.pk, "a pivot's PartitionKey");
 			check_key(index, blkno, pivot.key.rk, "a pivot's RowKey");
 		}
-		if (pivot.child == TSK_METAPAGE_BLKNO || pivot.child == TSK_ROOT_BLKNO || pivot.child >= vs->nblocks)
+		if (pivot.child == TSK_METAPAGE_BLKNO || pivot.child == TSK_ROOT_BLKNO || past_end(vs, pivot.child))
 			corrupt(index, blkno, "pivot %u has a downlink to block %u", off, pivot.child);
 		if (off < PageGetMaxOffsetNumber(page))
 		{
@@ -428,9 +446,7 @@ verify_levels(VerifyState *vs, int level, bool *reached)
 			CHECK_FOR_INTERRUPTS();
 			if (above && i >= nabove)
 				corrupt(index, blkno, "on level %d but not named by the level above", level);
-			if (blkno >= vs->nblocks && !vs->parent_check)
-				vs->nblocks = RelationGetNumberOfBlocks(index); /* extended since */
-			if (blkno == TSK_METAPAGE_BLKNO || blkno >= vs->nblocks)
+			if (blkno == TSK_METAPAGE_BLKNO || past_end(vs, blkno))
 				corrupt(index, prevblk, "link to block %u, which is not a tree page", blkno);
 			if (vs->parent_check)
 			{
