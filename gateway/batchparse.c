@@ -384,9 +384,10 @@ parse_headers(Cur *c, Headers *h, bool lists)
 			{
 				Buf		   *l = (Buf *) ((char *) h + known[k].list);
 
-				if (s->p != NULL)
+				/* joined as req_header_list joins them */
+				if (l->len > 0)
 					buf_append(l, ", ", 2);
-				else
+				if (s->p == NULL)
 				{
 					s->p = v;
 					s->end = e;
