@@ -29,6 +29,7 @@
 #include "aclxml.h"
 
 #include "buf.h"
+#include "json.h"
 
 #define ACLXML_MAX_NODES	64
 #define ACLXML_MAX_DEPTH	4
@@ -536,7 +537,7 @@ aclxml_escape(Buf *b, const char *s)
 bool
 aclxml_from_json(const char *json, Buf *b)
 {
-	json_object *arr = json_tokener_parse(json);
+	json_object *arr = json_parse_db(json);
 	static const char *const fields[] = {"Start", "Expiry", "Permission"};
 
 	if (arr == NULL || !json_object_is_type(arr, json_type_array))

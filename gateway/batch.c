@@ -32,6 +32,7 @@
 
 #include "auth.h"
 #include "batchparse.h"
+#include "budget.h"
 #include "buf.h"
 #include "db.h"
 #include "encode.h"
@@ -180,7 +181,7 @@ answer_results(Req *r, Resp *resp, const char *table, SubReq *subs, int nsubs,
 			buf_printf(&out, "ETag: %s\r\n", PQgetvalue(res, i, 1));
 		if ((status == 201 || status == 200) && !PQgetisnull(res, i, 2))
 		{
-			json_object *entity = json_tokener_parse(PQgetvalue(res, i, 2));
+			json_object *entity = json_parse_db(PQgetvalue(res, i, 2));
 			json_object *shaped = entity ? shape_entity(r, subs[i].level, table, entity, true) : NULL;
 
 			buf_printf(&out, "Content-Type: %s\r\n\r\n%s\r\n", json_ctype(subs[i].level),
@@ -228,7 +229,7 @@ answer_query(Req *r, Resp *resp, SubReq *sub)
 		}
 		return;
 	}
-	entity = json_tokener_parse(PQgetvalue(res, 0, 0));
+	entity = json_parse_db(PQgetvalue(res, 0, 0));
 	if (entity == NULL)
 	{
 		PQclear(res);
@@ -266,7 +267,23 @@ handle_batch(Req *r, Resp *resp)
 	const char *vals[2];
 	DbErr		derr;
 	PGresult   *res;
+	size_t		held;
 
+	/*
+	 * What the batch holds while it runs besides its body and its answer
+	 * (both charged in conn.c): the parts' copies (URL, decoded parameters,
+	 * $select, $format, Accept), the operations' json-c tree and its text.
+	 * Each is bounded by the body's bytes; they are charged to the memory
+	 * budget as GW_BATCH_HELD_FACTOR times the body, before any is made.
+	 */
+	held = GW_BATCH_HELD_FACTOR * r->body.len;
+	if (!req_charge(r, held))
+	{
+		resp_error(r, resp, 503, "ServerBusy",
+				   "The server is currently unable to receive requests. Please retry your request.",
+				   "the gateway's memory budget is in use");
+		return;
+	}
 	err = batch_parse(r, req_header(r, "Content-Type"), r->body.data, r->body.len, subs, &nsubs,
 					  &too_many, &query);
 	if (err != NULL)
@@ -285,6 +302,14 @@ handle_batch(Req *r, Resp *resp)
 		const char *opname = NULL;
 		const char *code;
 
+		if (subs[i].uri_too_long)
+		{
+			/* as alone (request.c): the request target is too long */
+			answer_failed_op(r, resp, query, subs[i].level, i, 414, "InvalidUri",
+							 "The requested URI does not represent any resource on the server.",
+							 "the request target is longer than 16384 bytes");
+			goto done;
+		}
 		if (i > 0 && strcasecmp(subs[i].table, subs[0].table) != 0)
 		{
 			err = "the operations of a batch must address one table";
@@ -375,4 +400,5 @@ done:
 		free_sub(&subs[i]);
 	if (ops)
 		json_object_put(ops);
+	req_release(r, held);
 }

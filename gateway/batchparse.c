@@ -311,7 +311,10 @@ split_multipart(const char *s, const char *e, const char *boundary,
 
 /*
  * Headers of a MIME part or of an embedded request, the ones the batch
- * format uses; each may occur once.
+ * format uses; each may occur once, except the list-valued Accept and
+ * Prefer of an embedded request: as in a request alone (req_header_list),
+ * their occurrences are one list, joined by ", " in accept_list and
+ * prefer_list (the spans mark the first).
  */
 typedef struct Headers
 {
@@ -322,28 +325,34 @@ typedef struct Headers
 	Span		x_method;
 	Span		content_length;
 	Span		accept;
+	Buf			accept_list;
+	Buf			prefer_list;
 } Headers;
 
 /*
  * parse_headers: the header lines at c up to an empty line (or the end of
  * the range, for a request without a body), each "name: value"; the ones
- * in Headers are kept (value trimmed).  Returns NULL or what is wrong.
+ * in Headers are kept (value trimmed).  With `lists` (an embedded request)
+ * Accept and Prefer may repeat and are joined in their lists, which the
+ * caller frees with headers_free, whatever is returned.  Returns NULL or
+ * what is wrong.
  */
 static const char *
-parse_headers(Cur *c, Headers *h)
+parse_headers(Cur *c, Headers *h, bool lists)
 {
 	static const struct
 	{
 		const char *name;
 		size_t		off;
+		size_t		list;		/* offset of its joined list, or 0 */
 	}			known[] = {
-		{"Content-Type", offsetof(Headers, content_type)},
-		{"Content-Transfer-Encoding", offsetof(Headers, transfer_encoding)},
-		{"If-Match", offsetof(Headers, if_match)},
-		{"Prefer", offsetof(Headers, prefer)},
-		{"X-HTTP-Method", offsetof(Headers, x_method)},
-		{"Content-Length", offsetof(Headers, content_length)},
-		{"Accept", offsetof(Headers, accept)},
+		{"Content-Type", offsetof(Headers, content_type), 0},
+		{"Content-Transfer-Encoding", offsetof(Headers, transfer_encoding), 0},
+		{"If-Match", offsetof(Headers, if_match), 0},
+		{"Prefer", offsetof(Headers, prefer), offsetof(Headers, prefer_list)},
+		{"X-HTTP-Method", offsetof(Headers, x_method), 0},
+		{"Content-Length", offsetof(Headers, content_length), 0},
+		{"Accept", offsetof(Headers, accept), offsetof(Headers, accept_list)},
 	};
 	const char *line;
 	size_t		len;
@@ -371,6 +380,21 @@ parse_headers(Cur *c, Headers *h)
 			if ((size_t) (colon - line) != strlen(known[k].name) ||
 				strncasecmp(line, known[k].name, colon - line) != 0)
 				continue;
+			if (lists && known[k].list != 0)
+			{
+				Buf		   *l = (Buf *) ((char *) h + known[k].list);
+
+				/* joined as req_header_list joins them */
+				if (l->len > 0)
+					buf_append(l, ", ", 2);
+				if (s->p == NULL)
+				{
+					s->p = v;
+					s->end = e;
+				}
+				buf_append(l, v, e - v);
+				continue;
+			}
 			if (s->p != NULL)
 				return "a header occurs twice in a batch part";
 			s->p = v;
@@ -378,6 +402,14 @@ parse_headers(Cur *c, Headers *h)
 		}
 	}
 	return NULL;
+}
+
+/* headers_free: release the lists parse_headers joined. */
+static void
+headers_free(Headers *h)
+{
+	buf_free(&h->accept_list);
+	buf_free(&h->prefer_list);
 }
 
 /* span_dup: a malloc'd copy of a span, or NULL for an absent one. */
@@ -397,6 +429,7 @@ free_sub(SubReq *s)
 	free(s->rk);
 	free(s->if_match);
 	free(s->select);
+	free(s->accept);
 }
 
 /*
@@ -468,17 +501,19 @@ parse_sub_request(Req *r, Cur c, SubReq *sub)
 	for (const char *m = line; m < sp1; m++)
 		if (!is_tchar(*m))
 			return "a change set part's method is not a token";
-	if ((err = parse_headers(&c, &h)) != NULL)
+	if ((err = parse_headers(&c, &h, true)) != NULL)
+	{
+		headers_free(&h);
 		return err;
+	}
 	sub->method = xstrndup(line, sp1 - line);
 	sub->if_match = span_dup(h.if_match);
 	if (h.prefer.p)
-	{
-		char	   *v = span_dup(h.prefer);
-
-		sub->prefer = parse_prefer(v);
-		free(v);
-	}
+		sub->prefer = parse_prefer(h.prefer_list.data);
+	/* its metadata level as alone (request.c), the batch's when it asks none */
+	sub->level = r->level;
+	sub->accept = h.accept.p ? xstrdup(h.accept_list.data) : NULL;
+	headers_free(&h);
 
 	/* the body: all up to the part's end, or Content-Length bytes of it */
 	sub->body = c.p;
@@ -518,6 +553,20 @@ parse_sub_request(Req *r, Cur c, SubReq *sub)
 		sub->method = xstrdup(xm);
 	}
 
+	/*
+	 * A URL longer than a request alone may have is its operation's 414
+	 * (request.c), answered by the batch before anything runs; it is not
+	 * parsed further.
+	 */
+	if ((size_t) (sp2 - sp1 - 1) > GW_MAX_URI)
+	{
+		sub->uri_too_long = true;
+		sub->table = xstrdup("");
+		if (sub->accept)
+			sub->level = accept_level(NULL, sub->accept, &sub->atom_only);
+		return NULL;
+	}
+
 	/* the path after scheme, host and account */
 	url = xstrndup(sp1 + 1, sp2 - sp1 - 1);
 	path = url;
@@ -538,16 +587,9 @@ parse_sub_request(Req *r, Cur c, SubReq *sub)
 		free(url);
 		return err;
 	}
-	/* its metadata level as alone (request.c), the batch's when it asks none */
-	sub->level = r->level;
-	if (h.accept.p || format)
-	{
-		char	   *a = span_dup(h.accept);
-
-		sub->level = accept_level(format, a, &sub->atom_only);
-		free(a);
-		free(format);
-	}
+	if (sub->accept || format)
+		sub->level = accept_level(format, sub->accept, &sub->atom_only);
+	free(format);
 	if (path[0] == '/')
 		path++;
 	if (strncmp(path, r->acct->name, alen) == 0 && path[alen] == '/')
@@ -586,7 +628,7 @@ parse_part(Req *r, Span part, SubReq *sub)
 	const char *err;
 
 	memset(sub, 0, sizeof(*sub));
-	if ((err = parse_headers(&c, &h)) != NULL)
+	if ((err = parse_headers(&c, &h, false)) != NULL)
 		return err;
 	if (h.content_type.p == NULL)
 		return "a change set part has no Content-Type";
@@ -720,7 +762,7 @@ batch_parse(Req *r, const char *ctype, const char *start, size_t len,
 	}
 	c.p = parts[0].p;
 	c.end = parts[0].end;
-	if ((err = parse_headers(&c, &h)) != NULL)
+	if ((err = parse_headers(&c, &h, false)) != NULL)
 		goto out;
 	if (h.content_type.p == NULL)
 	{
@@ -737,7 +779,7 @@ batch_parse(Req *r, const char *ctype, const char *start, size_t len,
 		}
 		*nsubs = 1;
 		*query = true;
-		if (strcmp(subs[0].method, "GET") != 0 || !subs[0].has_keys)
+		if (strcmp(subs[0].method, "GET") != 0 || (!subs[0].has_keys && !subs[0].uri_too_long))
 			err = "a request outside a change set must be a GET of one entity (a query)";
 		goto out;
 	}

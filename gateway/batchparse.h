@@ -27,6 +27,8 @@ typedef struct SubReq
 	Prefer		prefer;
 	Level		level;			/* its Accept or $format; else the batch's */
 	bool		atom_only;		/* its Accept offers only Atom (a 415) */
+	bool		uri_too_long;	/* its URL is over GW_MAX_URI (a 414) */
+	char	   *accept;			/* its Accept headers as one list, or NULL */
 	char	   *select;			/* its URL's $select (a GET), or NULL */
 	const char *body;
 	size_t		body_len;

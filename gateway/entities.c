@@ -24,6 +24,7 @@
 #include "db.h"
 #include "encode.h"
 #include "gwlimits.h"
+#include "json.h"
 #include "odata.h"
 #include "reqtypes.h"
 #include "request.h"
@@ -59,7 +60,7 @@ typedef struct Page
 static json_object *
 result_entity(Req *r, Resp *resp, PGresult *res)
 {
-	json_object *e = json_tokener_parse(PQgetvalue(res, 0, 0));
+	json_object *e = json_parse_db(PQgetvalue(res, 0, 0));
 
 	PQclear(res);
 	if (e == NULL)
@@ -109,7 +110,7 @@ page_row(void *arg, PGresult *row)
 	len = PQgetlength(row, 0, 0);
 	if (!pg->splice)
 	{
-		e = json_tokener_parse(text);
+		e = json_parse_db(text);
 		if (e == NULL || !json_object_is_type(e, json_type_object))
 		{
 			if (e)
@@ -389,7 +390,7 @@ entity_write(Req *r, Resp *resp, const char *table, const char *pk, const char *
 		db_error_response(r, resp, &err);
 		return;
 	}
-	e = json_tokener_parse(PQgetvalue(res, 0, 0));
+	e = json_parse_db(PQgetvalue(res, 0, 0));
 	PQclear(res);
 	if (e)
 	{

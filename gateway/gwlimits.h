@@ -17,6 +17,7 @@
 												 * before a refusal */
 #define GW_MAX_HEADERS		24	/* response headers we add */
 #define GW_MAX_BATCH_OPS	100
+#define GW_BATCH_HELD_FACTOR	2	/* a batch's parts and operations, per body byte */
 #define GW_DATE_SKEW		(15 * 60)	/* seconds a signed date may be off */
 #define GW_VERSION			"2019-02-02"
 

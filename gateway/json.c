@@ -29,7 +29,14 @@
  * Numbers keep their meaning through json-c: an integer that fits int64 is
  * an int64, any other number a double that keeps its original text (json-c
  * prints that text again), so an integer beyond int64 is not clamped to
- * INT64_MAX as json-c's tokener does.
+ * INT64_MAX as json-c's tokener does, and a double is printed as it was
+ * written, digit for digit.
+ *
+ * The same parser reads what the database answers (json_parse_db): the
+ * entities, policies and service properties the gateway reshapes and
+ * passes on.  json-c's tokener must not be used for them: it turns an
+ * Edm.Double such as 1e20, which the extension writes as the integer
+ * literal 100000000000000000000, into 18446744073709551615.
  *
  *-------------------------------------------------------------------------
  */
@@ -320,7 +327,8 @@ parse_number(JsonParser *ps)
 	}
 	text = xstrndup((const char *) s, ps->p - s);
 	o = NULL;
-	if (integral)
+	/* "-0" as an int64 would print as 0: keep its text, as a double's */
+	if (integral && strcmp(text, "-0") != 0)
 	{
 		long long	v;
 
@@ -594,6 +602,18 @@ json_parse_strict(const char *text, size_t len)
 	if (json_parse_request(text, len, &o, NULL) != JSON_OK)
 		return NULL;
 	return o;
+}
+
+/*
+ * json_parse_db: a JSON text the database answered (a column's value,
+ * NUL-terminated) as a json-c value that keeps every number's text (see
+ * the file header); NULL if it is not JSON.  Every JSON the gateway reads
+ * from the database goes through here, never through json-c's tokener.
+ */
+json_object *
+json_parse_db(const char *text)
+{
+	return text ? json_parse_strict(text, strlen(text)) : NULL;
 }
 
 /*

@@ -2,7 +2,8 @@
  *
  * json.h
  *	  The strict reader of request JSON (json.c); json_parse_strict is its
- *	  NULL-on-any-failure form.
+ *	  NULL-on-any-failure form, json_parse_db the reader of the database's
+ *	  answers (numbers kept as written).
  *
  *-------------------------------------------------------------------------
  */
@@ -28,5 +29,6 @@ typedef enum JsonResult
 extern JsonResult json_parse_request(const char *text, size_t len, json_object **out, const char **why);
 extern json_object *json_request_object(Req *r, Resp *resp, const char *text, size_t len);
 extern json_object *json_parse_strict(const char *text, size_t len);
+extern json_object *json_parse_db(const char *text);
 
 #endif							/* TSGW_JSON_H */

@@ -480,7 +480,8 @@ signed_by_trusted_key(json_object *header, const EVP_MD *md, const char *input, 
  * claim_time: a NumericDate claim: 1 if present and a finite number of
  * seconds between 1970 and 9999, 0 if absent, -1 if anything else (a
  * string, 1e309, a date no clock reaches: a lifetime that cannot be
- * checked is no lifetime).
+ * checked is no lifetime).  The number is only compared, never passed on,
+ * so reading it as a double loses nothing that matters.
  */
 static int
 claim_time(json_object *claims, const char *name, double *out)

@@ -20,9 +20,43 @@
 #include "token.h"
 
 /*
+ * double_value: the value of property `key` as nometadata shows it.  The
+ * extension writes an integral Edm.Double as an integer literal (1.0 as 1,
+ * 1e20 as 100000000000000000000) and says its type in the annotation;
+ * nometadata drops the annotation, and the service writes a Double there
+ * with a '.' or an exponent (5.0), as clients infer an integer literal to be
+ * an Int32 or Int64.  So an annotated Double without either gets ".0"
+ * after its digits: the same value, still a Double.  Anything else is
+ * returned as it is (a new reference).
+ */
+static json_object *
+double_value(json_object *e, const char *key, json_object *val)
+{
+	Buf			ann = {0};
+	json_object *t = NULL;
+	const char *text;
+	json_object *out;
+
+	if (!json_object_is_type(val, json_type_int) && !json_object_is_type(val, json_type_double))
+		return json_object_get(val);
+	buf_printf(&ann, "%s@odata.type", key);
+	json_object_object_get_ex(e, ann.data, &t);
+	buf_free(&ann);
+	text = json_object_get_string(val);
+	if (t == NULL || !json_object_is_type(t, json_type_string) ||
+		strcmp(json_object_get_string(t), "Edm.Double") != 0 || strpbrk(text, ".eE") != NULL)
+		return json_object_get(val);
+	buf_printf(&ann, "%s.0", text);
+	out = json_object_new_double_s(json_object_get_double(val), ann.data);
+	buf_free(&ann);
+	return out;
+}
+
+/*
  * shape_entity: an entity as the extension returns it (all annotations,
  * odata.etag), reshaped for the request's metadata level.  nometadata drops
- * the annotations and the ETag; minimalmetadata keeps them and, for a
+ * the annotations and the ETag (an integral Double gets its ".0",
+ * double_value); minimalmetadata keeps them and, for a
  * single entity, puts odata.metadata first; fullmetadata adds odata.type,
  * odata.id, odata.editLink and Timestamp's annotation.  The level is the
  * request's, or a batch sub-request's own.  Returns a new object; `e` is
@@ -109,7 +143,7 @@ shape_entity_keyed(Req *r, Level level, const char *table, json_object *e, bool 
 				json_object_object_add(out, ann.data, json_object_get(t));
 			buf_free(&ann);
 		}
-		json_object_object_add(out, key, json_object_get(val));
+		json_object_object_add(out, key, level == LEVEL_NONE ? double_value(e, key, val) : json_object_get(val));
 	}
 	return out;
 }

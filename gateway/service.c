@@ -41,6 +41,7 @@
 #include "buf.h"
 #include "config.h"
 #include "db.h"
+#include "json.h"
 #include "reqtypes.h"
 #include "request.h"
 #include "response.h"
@@ -147,6 +148,7 @@ rules_set(CorsCache *c, json_object *props)
 		cr->methods = xstrdup(member(rule, "AllowedMethods"));
 		cr->headers = xstrdup(member(rule, "AllowedHeaders"));
 		cr->exposed = xstrdup(member(rule, "ExposedHeaders"));
+		/* the extension keeps MaxAgeInSeconds to 10 digits: exact in int64 */
 		cr->max_age = json_object_object_get_ex(rule, "MaxAgeInSeconds", &age) ? json_object_get_int64(age) : 0;
 	}
 }
@@ -182,7 +184,7 @@ cors_lock(Req *r)
 		pthread_mutex_unlock(&c->lock);
 		res = db_call(r, "service_props_cors", 0, NULL, &err);
 		if (res != NULL && !PQgetisnull(res, 0, 0))
-			props = json_tokener_parse(PQgetvalue(res, 0, 0));
+			props = json_parse_db(PQgetvalue(res, 0, 0));
 		if (res != NULL)
 			PQclear(res);
 		else
@@ -671,7 +673,7 @@ service_properties(Req *r, Resp *resp)
 		db_error_response(r, resp, &err);
 		return;
 	}
-	props = json_tokener_parse(PQgetvalue(res, 0, 0));
+	props = json_parse_db(PQgetvalue(res, 0, 0));
 	PQclear(res);
 	if (set)
 	{

@@ -659,6 +659,24 @@ t14() {
 	as_account devstoreaccount1 "$GW_DEV_KEY"
 	call POST "/$acct/Tables" -H "$J" --data '{"TableName":"sastab"}'
 	expect "devstoreaccount1 makes a table" 201
+	# a batch holds about twice its body besides it (its parts' copies, its
+	# operations): charged, so a 1.5 MiB batch is over one address's quarter
+	# (4 MiB) of the budget, a 0.5 MiB one is not (the attack on the batch
+	# answers, finding 5)
+	local kib
+	for kib in 512 1536; do
+		python3 -c 'import sys
+pad = "x" * (int(sys.argv[1]) * 1024)
+sys.stdout.write("--batch_m\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n"
+    "GET http://x/devstoreaccount1/sastab(PartitionKey=%27p%27,RowKey=%27m%27) HTTP/1.1\r\n"
+    "Accept: application/json\r\nX-Pad: " + pad + "\r\n\r\n\r\n--batch_m--\r\n")' "$kib" >"$tmp/bm"
+		call POST "/$acct/\$batch" -H "Content-Type: multipart/mixed; boundary=batch_m" --data-binary @"$tmp/bm"
+		if [ "$kib" = 512 ]; then
+			expect "a 0.5 MiB batch within the budget" 202
+		else
+			expect "a 1.5 MiB batch: what it holds is charged, over the address's share" 503 ServerBusy
+		fi
+	done
 	# a read-only table SAS announcing 4 MiB bodies on 8 connections: refused
 	# from its headers (the SAS cannot allow an insert), nothing charged
 	se=$(date -u -d '+1 hour' '+%Y-%m-%dT%H:%M:%SZ')

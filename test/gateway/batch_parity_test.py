@@ -174,5 +174,38 @@ st, code, _ = request("GET", f"{table}(PartitionKey='p',RowKey='q1')", headers={
 check("batch query asking for Atom: its 415, as alone", st == 415 and st2 == 202 and part == "415"
       and code in pbody, f"{st} {code} / {st2} {part} {pbody[:200]}")
 
+
+# 7. a part's URL as long as alone is refused: 255 names of 100 characters
+names = ",".join(f"n{i:03d}" + "x" * 96 for i in range(255))
+path = f"{table}(PartitionKey='p',RowKey='q1')"
+st, code, _ = request("GET", path, query=f"$select={names}")
+st2, part, _, pbody = batch_query(path, "application/json;odata=nometadata", f"$select={names}")
+check("a 25 KB URL: 414 InvalidUri alone and as the batch's query", st == 414 and code == "InvalidUri"
+      and st2 == 202 and part == "414" and "InvalidUri" in pbody, f"{st} {code} / {st2} {part} {pbody[:200]}")
+st2, code, inner, text = batch([("PUT", f"{table}(PartitionKey='p',RowKey='long')?x={'y' * 17000}", {"v": 1}, {})])
+check("a 17 KB URL in a change set: the part's 414, nothing written",
+      st2 == 202 and inner == ["414"] and "InvalidUri" in text and etag_of(table, "p", "long") is None,
+      f"{st2} {code} {inner} {text[-300:]}")
+st2, code, inner, text = batch([("PUT", f"{table}(PartitionKey='p',RowKey='long')?x={'y' * 16000}", {"v": 1}, {})])
+check("a 16 KB URL in a change set runs", st2 == 202 and inner == ["204"], f"{st2} {code} {inner}")
+
+# 8. repeated list headers in a part are one list, as alone
+bb = "batch_" + uuid.uuid4().hex
+url = f"http://127.0.0.1:{PORT}/{ACCT}/{path}"
+body = (f"--{bb}\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n"
+        f"GET {url} HTTP/1.1\r\nAccept: application/json\r\nAccept: application/json;odata=fullmetadata\r\n"
+        f"DataServiceVersion: 3.0\r\n\r\n\r\n--{bb}--\r\n")
+st2, _, text = request("POST", "$batch", body.encode(), {"Content-Type": f"multipart/mixed; boundary={bb}"})
+st, _, alone = request("GET", path, headers={"Accept": "application/json, application/json;odata=fullmetadata"})
+ctype = last_ctype
+m = re.search(r"HTTP/1\.1 (\d+) .*?Content-Type: ([^\r]*)\r\n\r\n([^\r]*)\r\n", text, re.S)
+check("two Accept headers in a part: negotiated as alone", st == 200 and st2 == 202 and m is not None
+      and m.group(1) == "200" and m.group(2) == ctype and json.loads(m.group(3)) == json.loads(alone),
+      f"{st} {ctype} / {st2} {text[:400]}")
+st2, code, inner, text = batch([("POST", table, {"PartitionKey": "p", "RowKey": "pref"},
+                                 {"Prefer": "odata.continue-on-error\r\nPrefer: return-no-content"})])
+check("two Prefer headers in a part: one list, as alone", st2 == 202 and inner == ["204"]
+      and "Preference-Applied: return-no-content" in text, f"{st2} {code} {inner} {text[-300:]}")
+
 request("DELETE", f"Tables('{table}')")
 check.finish()
