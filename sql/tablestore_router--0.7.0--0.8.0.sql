@@ -313,9 +313,20 @@ BEGIN
 			'CREATE PUBLICATION %I FOR TABLE %s WITH (publish = ''insert, update, delete'')', name,
 			(SELECT string_agg('tablestore_data.' || quote_ident(r), ', ') FROM unnest(rels) r) ||
 			CASE WHEN cardinality(rels) > 0 THEN ', ' ELSE '' END || 'tablestore_move.marker'));
+		-- its slot on the source made here, over the mover's connection: it
+		-- waits for every transaction there that holds an xid (the decoding's
+		-- first snapshot), anyone's, and so at most lock_timeout (and as long
+		-- a statement_timeout); CREATE SUBSCRIPTION would make it in the
+		-- source's walsender, which waits for ever, and a slot it finished
+		-- after an abort_move was left for ever.  A timeout fails the move
+		-- (rerun or abort_move); a slot not finished is dropped by the server
+		PERFORM tablestore_router._node_exec('ts_move_src', format('SET statement_timeout = %L', tablestore_router._lock_timeout()));
+		PERFORM * FROM tablestore_router._node_values('ts_move_src', format(
+			'SELECT pg_catalog.pg_create_logical_replication_slot(%L, ''pgoutput'')::text', name));
+		PERFORM tablestore_router._node_exec('ts_move_src', 'RESET statement_timeout');
 		PERFORM tablestore_router._node_exec('ts_move_tgt', format(
-			'CREATE SUBSCRIPTION %I CONNECTION %L PUBLICATION %I WITH (copy_data = true)', name,
-			src || ' user=''' || replace(replace(current_user, '\', '\\'), '''', '\''') || '''', name));
+			'CREATE SUBSCRIPTION %I CONNECTION %L PUBLICATION %I WITH (copy_data = true, create_slot = false, slot_name = %I)', name,
+			src || ' user=''' || replace(replace(current_user, '\', '\\'), '''', '\''') || '''', name, name));
 		PERFORM tablestore_router._move_step(m.id, 'copying', format('0 of %s tables copied', cardinality(rels) + 1));
 		COMMIT;
 		PERFORM tablestore_router._move_pause('copying');
