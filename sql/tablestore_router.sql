@@ -1508,6 +1508,8 @@ DECLARE
 	l tablestore_router._leftovers;
 	t tablestore_router._left_triggers;
 	err text;
+	srel text;
+	strig text;
 BEGIN
 	-- a filter trigger a move left there would filter this move's copy
 	FOR t IN SELECT * FROM tablestore_router._left_triggers x WHERE x.node = $2 ORDER BY x.relation, x.trigger LOOP
@@ -1520,6 +1522,26 @@ BEGIN
 					HINT = 'End what holds the lock on that node, then move again.';
 		END;
 		DELETE FROM tablestore_router._left_triggers x WHERE x.node = t.node AND x.relation = t.relation AND x.trigger = t.trigger;
+	END LOOP;
+	-- and any other filter trigger of the mover's there, recorded or not
+	-- (abort_move with the target lost could not see them): no move runs
+	-- but this one, which has made none yet (a rerun's undo dropped its
+	-- own), so each is a finished or aborted move's and would filter this
+	-- move's copy
+	FOR srel, strig IN SELECT split_part(v, '/', 1), substr(v, strpos(v, '/') + 1)
+		FROM tablestore_router._node_values(conn,
+			'SELECT c.relname || ''/'' || t.tgname FROM pg_catalog.pg_trigger t JOIN pg_catalog.pg_class c ON c.oid = t.tgrelid
+			 WHERE t.tgname ~ ''^ts_move_[0-9]+$'' AND c.relnamespace = ''tablestore_data''::pg_catalog.regnamespace
+			   AND t.tgfoid = pg_catalog.to_regprocedure(''tablestore_move.keep_partition()'') ORDER BY 1') v
+	LOOP
+		BEGIN
+			PERFORM tablestore_router._drop_filter(conn, strig, srel);
+		EXCEPTION WHEN OTHERS THEN
+			RAISE EXCEPTION 'partition %: the filter trigger % on tablestore_data.% left on % by an earlier move cannot be dropped: %', part, strig, srel, node, SQLERRM
+				USING ERRCODE = 'object_not_in_prerequisite_state',
+					DETAIL = 'It would filter the move''s copy into that table.',
+					HINT = 'End what holds the lock on that node, then move again.';
+		END;
 	END LOOP;
 	FOR l IN SELECT * FROM tablestore_router._leftovers x
 			WHERE x.node = $2 AND (x.partition & x.mask & $3) = ($4 & x.mask & $3) ORDER BY x.mask, x.partition LOOP
