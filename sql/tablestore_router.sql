@@ -768,6 +768,13 @@ BEGIN
 		-- rows of the partition an earlier move left on the target are
 		-- stale: deleted before the target gets it, or the move is refused
 		PERFORM tablestore_router._move_remove_leftovers('ts_move_tgt', tgt, mask, part);
+		-- an earlier move's slot left on either node (not in use) holds its
+		-- WAL for ever: dropped; no other move runs, and a rerun's undo
+		-- dropped this one's
+		FOREACH c IN ARRAY ARRAY['ts_move_src', 'ts_move_tgt'] LOOP
+			PERFORM * FROM tablestore_router._node_values(c,
+				'SELECT pg_catalog.pg_drop_replication_slot(slot_name)::text FROM pg_catalog.pg_replication_slots WHERE NOT active AND slot_name ~ ''^ts_move_[0-9]+$''');
+		END LOOP;
 	END IF;
 	IF NOT resumed THEN
 		INSERT INTO tablestore_router._moves (partition, source, target, step)

@@ -37,7 +37,8 @@
 #     mover's slot waits for it) stalls the move at most lock_timeout, and
 #     abort_move leaves no slot there, even after it ends;
 #   - T1: a filter trigger of an earlier move left on a node unrecorded:
-#     a move to that node drops it first.
+#     a move to that node drops it first;
+#   - L1: an earlier move's slot left on a node: a move from it drops it.
 # The mover is held at a step by tablestore_router.move_pause_at/_file.
 set -u
 cd "$(dirname "$0")/../.."
@@ -323,6 +324,15 @@ is "T1: the stale trigger is gone" "$(n shard1 -c "SELECT count(*) FROM pg_trigg
 is "T1: no unfinished move" "$(unfinished)" 0
 is "T1: every entity once" "$(total Evil)" 999/999
 is "T1: the mover's replication objects are gone" "$(mover_objects)" 0
+
+# L1: an earlier move's slot left on a node (a slot finished after its
+# abort_move, by code before the fix): the next move from or to that node drops it
+n shard1 -c "SELECT pg_create_logical_replication_slot('ts_move_998', 'pgoutput')" >/dev/null || bad "L1: the stale slot was not made"
+PGOPTIONS="$MOVEOPTS" r -c "CALL tablestore_router.move_partition(6, '$(S 2)')" >"$DIR/l1.log" 2>&1 && ok "L1: the move from the node of the stale slot runs" || bad "L1: $(cat "$DIR/l1.log")"
+is "L1: the stale slot is gone" "$(n shard1 -c "SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'ts_move_998'")" 0
+n shard1 -c "SELECT pg_drop_replication_slot('ts_move_998') FROM pg_replication_slots WHERE slot_name = 'ts_move_998'" >/dev/null
+is "L1: every entity once" "$(total Evil)" 999/999
+is "L1: the mover's replication objects are gone" "$(mover_objects)" 0
 
 # the leftovers name other tenants' tables: not readable by everyone
 is "leftovers: app may not read them" "$(psql -X -q -At -d "host=$DIR/router dbname=tablestore user=app" -c "SELECT count(*) FROM tablestore_router.leftovers" 2>&1 | grep -c 'permission denied')" 1
