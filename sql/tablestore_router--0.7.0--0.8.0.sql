@@ -222,6 +222,13 @@ BEGIN
 		-- rows of the partition an earlier move left on the target are
 		-- stale: deleted before the target gets it, or the move is refused
 		PERFORM tablestore_router._move_remove_leftovers('ts_move_tgt', tgt, mask, part);
+		-- an earlier move's slot left on either node (not in use) holds its
+		-- WAL for ever: dropped; no other move runs, and a rerun's undo
+		-- dropped this one's
+		FOREACH c IN ARRAY ARRAY['ts_move_src', 'ts_move_tgt'] LOOP
+			PERFORM * FROM tablestore_router._node_values(c,
+				'SELECT pg_catalog.pg_drop_replication_slot(slot_name)::text FROM pg_catalog.pg_replication_slots WHERE NOT active AND slot_name ~ ''^ts_move_[0-9]+$''');
+		END LOOP;
 	END IF;
 	IF NOT resumed THEN
 		INSERT INTO tablestore_router._moves (partition, source, target, step)
@@ -313,9 +320,20 @@ BEGIN
 			'CREATE PUBLICATION %I FOR TABLE %s WITH (publish = ''insert, update, delete'')', name,
 			(SELECT string_agg('tablestore_data.' || quote_ident(r), ', ') FROM unnest(rels) r) ||
 			CASE WHEN cardinality(rels) > 0 THEN ', ' ELSE '' END || 'tablestore_move.marker'));
+		-- its slot on the source made here, over the mover's connection: it
+		-- waits for every transaction there that holds an xid (the decoding's
+		-- first snapshot), anyone's, and so at most lock_timeout (and as long
+		-- a statement_timeout); CREATE SUBSCRIPTION would make it in the
+		-- source's walsender, which waits for ever, and a slot it finished
+		-- after an abort_move was left for ever.  A timeout fails the move
+		-- (rerun or abort_move); a slot not finished is dropped by the server
+		PERFORM tablestore_router._node_exec('ts_move_src', format('SET statement_timeout = %L', tablestore_router._lock_timeout()));
+		PERFORM * FROM tablestore_router._node_values('ts_move_src', format(
+			'SELECT pg_catalog.pg_create_logical_replication_slot(%L, ''pgoutput'')::text', name));
+		PERFORM tablestore_router._node_exec('ts_move_src', 'RESET statement_timeout');
 		PERFORM tablestore_router._node_exec('ts_move_tgt', format(
-			'CREATE SUBSCRIPTION %I CONNECTION %L PUBLICATION %I WITH (copy_data = true)', name,
-			src || ' user=''' || replace(replace(current_user, '\', '\\'), '''', '\''') || '''', name));
+			'CREATE SUBSCRIPTION %I CONNECTION %L PUBLICATION %I WITH (copy_data = true, create_slot = false, slot_name = %I)', name,
+			src || ' user=''' || replace(replace(current_user, '\', '\\'), '''', '\''') || '''', name, name));
 		PERFORM tablestore_router._move_step(m.id, 'copying', format('0 of %s tables copied', cardinality(rels) + 1));
 		COMMIT;
 		PERFORM tablestore_router._move_pause('copying');
@@ -723,6 +741,8 @@ DECLARE
 	l tablestore_router._leftovers;
 	t tablestore_router._left_triggers;
 	err text;
+	srel text;
+	strig text;
 BEGIN
 	-- a filter trigger a move left there would filter this move's copy
 	FOR t IN SELECT * FROM tablestore_router._left_triggers x WHERE x.node = $2 ORDER BY x.relation, x.trigger LOOP
@@ -735,6 +755,26 @@ BEGIN
 					HINT = 'End what holds the lock on that node, then move again.';
 		END;
 		DELETE FROM tablestore_router._left_triggers x WHERE x.node = t.node AND x.relation = t.relation AND x.trigger = t.trigger;
+	END LOOP;
+	-- and any other filter trigger of the mover's there, recorded or not
+	-- (abort_move with the target lost could not see them): no move runs
+	-- but this one, which has made none yet (a rerun's undo dropped its
+	-- own), so each is a finished or aborted move's and would filter this
+	-- move's copy
+	FOR srel, strig IN SELECT split_part(v, '/', 1), substr(v, strpos(v, '/') + 1)
+		FROM tablestore_router._node_values(conn,
+			'SELECT c.relname || ''/'' || t.tgname FROM pg_catalog.pg_trigger t JOIN pg_catalog.pg_class c ON c.oid = t.tgrelid
+			 WHERE t.tgname ~ ''^ts_move_[0-9]+$'' AND c.relnamespace = ''tablestore_data''::pg_catalog.regnamespace
+			   AND t.tgfoid = pg_catalog.to_regprocedure(''tablestore_move.keep_partition()'') ORDER BY 1') v
+	LOOP
+		BEGIN
+			PERFORM tablestore_router._drop_filter(conn, strig, srel);
+		EXCEPTION WHEN OTHERS THEN
+			RAISE EXCEPTION 'partition %: the filter trigger % on tablestore_data.% left on % by an earlier move cannot be dropped: %', part, strig, srel, node, SQLERRM
+				USING ERRCODE = 'object_not_in_prerequisite_state',
+					DETAIL = 'It would filter the move''s copy into that table.',
+					HINT = 'End what holds the lock on that node, then move again.';
+		END;
 	END LOOP;
 	FOR l IN SELECT * FROM tablestore_router._leftovers x
 			WHERE x.node = $2 AND (x.partition & x.mask & $3) = ($4 & x.mask & $3) ORDER BY x.mask, x.partition LOOP

@@ -32,7 +32,13 @@
 #     it; P1, opened before the move: the move fails in its prepare step
 #     and abort_move ends it; S5, opened on the target of a killed move:
 #     abort_move ends it recording the trigger, clean_leftovers keeps it
-#     while the reader stays, then drops it.
+#     while the reader stays, then drops it;
+#   - X1: a transaction holding an xid on the source (creating the
+#     mover's slot waits for it) stalls the move at most lock_timeout, and
+#     abort_move leaves no slot there, even after it ends;
+#   - T1: a filter trigger of an earlier move left on a node unrecorded:
+#     a move to that node drops it first;
+#   - L1: an earlier move's slot left on a node: a move from it drops it.
 # The mover is held at a step by tablestore_router.move_pause_at/_file.
 set -u
 cd "$(dirname "$0")/../.."
@@ -273,6 +279,60 @@ is "S5: clean_leftovers drops it once the reader is gone" \
 is "S5: no leftover" "$(r -c "SELECT count(*) FROM tablestore_router.leftovers")" 0
 is "S5: every entity once" "$(total Evil)" 999/999
 is "S5: the mover's replication objects are gone" "$(mover_objects)" 0
+
+# X1: a transaction holding an xid on the SOURCE (shard0, partition 6; any
+# login role: txid_current()) stalls no slot creation of the mover beyond
+# lock_timeout: the move fails in its prepare step, abort_move ends it and
+# no replication slot is left on the source; once it ends the move runs
+psql -X -q -d "host=$DIR/shard0 dbname=tablestore user=rdr application_name=ts_reader" \
+	-c "BEGIN" -c "SELECT txid_current()" -c "SELECT pg_sleep(600)" >/dev/null 2>&1 &
+ts_until -t 30 bash -c "[ \"\$(psql -X -q -At -d 'host=$DIR/shard0 dbname=tablestore' -c \"SELECT count(*) FROM pg_stat_activity WHERE application_name = 'ts_reader' AND backend_xid IS NOT NULL\")\" = 1 ]" ||
+	bad "X1: the xid holder on shard0 holds no xid"
+PGOPTIONS="$MOVEOPTS" r -c "CALL tablestore_router.move_partition(6, '$(S 2)')" >"$DIR/x1.log" 2>&1 &
+mover=$!
+if ends $mover; then ok "X1: the move ends with an xid held on the source"; else bad "X1: the move's slot creation waits for the xid"; unreader shard0; fi
+if wait $mover; then bad "X1: the move went through"
+else grep -q "lock timeout\|statement timeout" "$DIR/x1.log" && ok "X1: the move fails on the timeout" || bad "X1: $(cat "$DIR/x1.log")"; fi
+PGOPTIONS="$MOVEOPTS" r -c "SELECT tablestore_router.abort_move()" >"$DIR/x1a.log" 2>&1 &
+mover=$!
+if ends $mover; then ok "X1: abort_move ends"; else bad "X1: abort_move waits"; unreader shard0; fi
+wait $mover || bad "X1: abort_move: $(cat "$DIR/x1a.log")"
+is "X1: no unfinished move" "$(unfinished)" 0
+is "X1: no slot on the source while the xid is held" "$(n shard0 -c "SELECT count(*) FROM pg_replication_slots")" 0
+unreader shard0
+is "X1: no slot on the source after the xid ends" "$(n shard0 -c "SELECT count(*) FROM pg_replication_slots")" 0
+is "X1: the mover's replication objects are gone" "$(mover_objects)" 0
+PGOPTIONS="$MOVEOPTS" r -c "CALL tablestore_router.move_partition(6, '$(S 2)')" >"$DIR/x1b.log" 2>&1 && ok "X1: the xid gone, the move runs" || bad "X1: $(cat "$DIR/x1b.log")"
+is "X1: partition 6 on shard2" "$(on 6 2)" t
+is "X1: every entity once" "$(total Evil)" 999/999
+is "X1: the mover's replication objects are gone after it" "$(mover_objects)" 0
+
+# T1: a filter trigger of an earlier move left on a node and not recorded
+# (abort_move with that target lost cannot see it): a move to that node
+# drops it first, else it filtered the copy and the cutover's count
+# refused the move for ever
+n shard1 -c "CREATE TRIGGER ts_move_999 BEFORE INSERT OR UPDATE OR DELETE ON tablestore_data.evil FOR EACH ROW EXECUTE FUNCTION tablestore_move.keep_partition(7, 5)" \
+	-c "ALTER TABLE tablestore_data.evil ENABLE REPLICA TRIGGER ts_move_999" >/dev/null || bad "T1: the stale trigger was not made"
+if PGOPTIONS="$MOVEOPTS" timeout 60 psql -X -q -At -d "host=$DIR/router dbname=tablestore" -c "CALL tablestore_router.move_partition(6, '$(S 1)')" >"$DIR/t1.log" 2>&1; then
+	ok "T1: the move to the node of the stale trigger runs"
+else
+	bad "T1: $(cat "$DIR/t1.log")"
+	PGOPTIONS="$MOVEOPTS" r -c "SELECT tablestore_router.abort_move()" >/dev/null 2>&1
+	n shard1 -c "DROP TRIGGER IF EXISTS ts_move_999 ON tablestore_data.evil" >/dev/null
+fi
+is "T1: the stale trigger is gone" "$(n shard1 -c "SELECT count(*) FROM pg_trigger WHERE tgname = 'ts_move_999'")" 0
+is "T1: no unfinished move" "$(unfinished)" 0
+is "T1: every entity once" "$(total Evil)" 999/999
+is "T1: the mover's replication objects are gone" "$(mover_objects)" 0
+
+# L1: an earlier move's slot left on a node (a slot finished after its
+# abort_move, by code before the fix): the next move from or to that node drops it
+n shard1 -c "SELECT pg_create_logical_replication_slot('ts_move_998', 'pgoutput')" >/dev/null || bad "L1: the stale slot was not made"
+PGOPTIONS="$MOVEOPTS" r -c "CALL tablestore_router.move_partition(6, '$(S 2)')" >"$DIR/l1.log" 2>&1 && ok "L1: the move from the node of the stale slot runs" || bad "L1: $(cat "$DIR/l1.log")"
+is "L1: the stale slot is gone" "$(n shard1 -c "SELECT count(*) FROM pg_replication_slots WHERE slot_name = 'ts_move_998'")" 0
+n shard1 -c "SELECT pg_drop_replication_slot('ts_move_998') FROM pg_replication_slots WHERE slot_name = 'ts_move_998'" >/dev/null
+is "L1: every entity once" "$(total Evil)" 999/999
+is "L1: the mover's replication objects are gone" "$(mover_objects)" 0
 
 # the leftovers name other tenants' tables: not readable by everyone
 is "leftovers: app may not read them" "$(psql -X -q -At -d "host=$DIR/router dbname=tablestore user=app" -c "SELECT count(*) FROM tablestore_router.leftovers" 2>&1 | grep -c 'permission denied')" 1
