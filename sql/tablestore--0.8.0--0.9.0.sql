@@ -1,0 +1,3 @@
+-- tablestore 0.8.0 -> 0.9.0
+
+\echo Use "ALTER EXTENSION tablestore UPDATE TO '0.9.0'" to load this file. \quit
