@@ -411,6 +411,8 @@ typedef struct BatchRun
  * state (the relation, its indexes and the executor state opened once); an
  * error leaves it to the subtransaction's abort.  Each operation finds the
  * relation as a new call would (ts_rel_recheck): one may have changed it.
+ * The check itself runs again only after an invalidation of the relation or
+ * its key index, as a new call's does.
  */
 static void
 run_operations(void *arg)

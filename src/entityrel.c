@@ -12,10 +12,12 @@
  * It holds:
  *
  *	- opening a table: from its name to its relation, the caller's rights
- *	  checked before the lock is taken, then the relation's shape and key
- *	  index (ts_table_open, ts_check_entity_relation);
+ *	  checked before the lock is taken (on every call), then the relation's
+ *	  shape and key index (ts_table_open, ts_check_entity_relation), checked
+ *	  once and kept in the per-relation cache until an invalidation;
  *	- the check of each stored row as read (ts_check_stored_row);
- *	- the per-relation cache: per backend and relation, the SPI path's
+ *	- the per-relation cache: per backend and relation, the checked shape
+ *	  and key index, the SPI path's
  *	  prepared statements and the direct path's planned CHECK constraints,
  *	  pinned while a call uses them, invalidated with the relation's
  *	  relcache entry (and the CHECK trees with any function or type),
@@ -154,6 +156,7 @@ table_acl_callback(const RangeVar *rv, Oid relid, Oid oldrelid, void *arg)
 }
 
 static void relation_altered(Relation heap, const char *what) pg_attribute_noreturn();
+static Oid	rel_shape_index(Oid relid);
 
 /*
  * Report a relation of schema tablestore_data that is not an entity relation
@@ -340,6 +343,12 @@ ts_stored_row_valid(const Datum *values, const bool *isnull)
  * taken before the name is resolved for the last time, so that a concurrent
  * delete_table cannot remove the relation under the caller.  *keyindex, if
  * given, gets the key index.
+ *
+ * The name is resolved and the privileges checked on every call: a role
+ * changes with SET ROLE or SECURITY DEFINER without any invalidation, and
+ * resolving the name under the lock is what makes a dropped and re-created
+ * table (same name, new relation) safe.  The shape check is kept per
+ * relation (rel_shape_index) until an invalidation reaches it.
  */
 Oid
 ts_table_open(text *table_name, AclMode required, LOCKMODE lockmode, char **relname, Oid *keyindex)
@@ -349,7 +358,6 @@ ts_table_open(text *table_name, AclMode required, LOCKMODE lockmode, char **reln
 	char	   *rel;
 	Oid			relid = InvalidOid;
 	Oid			index;
-	Relation	heap;
 	TableAclArg acl = {required};
 
 	if (ts_table_name_is_valid(name, len))
@@ -364,9 +372,7 @@ ts_table_open(text *table_name, AclMode required, LOCKMODE lockmode, char **reln
 		ts_ereport(ERROR, TS_TableNotFound,
 				   errmsg("table \"%.*s\" does not exist", pg_mbcliplen(name, len, TS_ECHO_LIMIT), name));
 
-	heap = table_open(relid, NoLock);
-	index = ts_check_entity_relation(heap, true);
-	table_close(heap, NoLock);
+	index = rel_shape_index(relid);
 	if (keyindex)
 		*keyindex = index;
 	return relid;
@@ -420,6 +426,7 @@ struct TsEntityRel
 	Oid			relid;			/* hash key: the entity relation */
 	char		relname[NAMEDATALEN];
 	Oid			keyindex;		/* its key index, as ts_table_open found it */
+	bool		shape_valid;	/* checked, keyindex found, no invalidation since */
 	bool		stale;			/* the relation changed or was dropped */
 	int			pins;			/* calls using the entry now */
 	uint64		last_used;		/* for eviction of the least recently used */
@@ -432,7 +439,9 @@ struct TsEntityRel
  * statements prepared), the least recently used evicted first.  An entry is
  * marked stale when its relation's relcache entry is invalidated (ALTER,
  * DROP, ANALYZE, ...) and freed at the next lookup unless a call still uses
- * it, so that no dropped relation keeps its statements.  Pins are released
+ * it, so that no dropped relation keeps its statements.  Its checked shape
+ * (shape_valid) is forgotten with it, and also when the key index's own
+ * relcache entry is invalidated (see rel_shape_index).  Pins are released
  * at the end of each call, also when it fails (a savepoint may catch the
  * error and the transaction go on to other tables), and all at the end of
  * the transaction.
@@ -442,6 +451,9 @@ struct TsEntityRel
 static HTAB *rel_cache = NULL;
 static uint64 rel_clock = 0;
 static bool rel_cache_has_stale = false;
+
+/* relcache invalidations seen, for a check to tell whether one came meanwhile */
+static uint64 rel_inval_count = 0;
 
 /*
  * ts_rel_drop_statements: free the prepared statements of an entry, so that
@@ -472,8 +484,10 @@ rel_remove(TsEntityRel *rel)
 
 /*
  * Relcache invalidation callback: mark the entry of the relation (of every
- * relation, for InvalidOid) stale.  Nothing is freed here: an invalidation
- * can arrive while the statements run.
+ * relation, for InvalidOid) stale, and forget the checked shape of the
+ * relations whose key index it is (a pg_index change, such as the index
+ * made invalid, invalidates only the index's entry).  Nothing is freed here:
+ * an invalidation can arrive while the statements run.
  */
 static void
 rel_invalidate(Datum arg, Oid relid)
@@ -481,23 +495,20 @@ rel_invalidate(Datum arg, Oid relid)
 	HASH_SEQ_STATUS seq;
 	TsEntityRel *rel;
 
+	rel_inval_count++;
 	if (rel_cache == NULL)
 		return;
-	if (OidIsValid(relid))
-	{
-		rel = hash_search(rel_cache, &relid, HASH_FIND, NULL);
-		if (rel != NULL)
-		{
-			rel->stale = rel_cache_has_stale = true;
-			rel->checks.valid = false;
-		}
-		return;
-	}
 	hash_seq_init(&seq, rel_cache);
 	while ((rel = hash_seq_search(&seq)) != NULL)
 	{
-		rel->stale = rel_cache_has_stale = true;
-		rel->checks.valid = false;
+		if (!OidIsValid(relid) || rel->relid == relid)
+		{
+			rel->stale = rel_cache_has_stale = true;
+			rel->checks.valid = false;
+			rel->shape_valid = false;
+		}
+		else if (rel->keyindex == relid)
+			rel->shape_valid = false;
 	}
 }
 
@@ -591,12 +602,11 @@ rel_sweep(void)
 }
 
 /*
- * ts_rel_pin: the cache entry of an entity relation that ts_table_open
- * opened (relname and keyindex as it found them), pinned until ts_rel_unpin
- * (or the end of the transaction).
+ * The cache entry of a relation, made (empty) if there is none, after freeing
+ * the stale and surplus entries no call uses.
  */
-TsEntityRel *
-ts_rel_pin(Oid relid, const char *relname, Oid keyindex)
+static TsEntityRel *
+rel_entry(Oid relid)
 {
 	TsEntityRel *rel;
 	bool		found;
@@ -621,9 +631,97 @@ ts_rel_pin(Oid relid, const char *relname, Oid keyindex)
 	rel = hash_search(rel_cache, &relid, HASH_ENTER, &found);
 	if (!found)
 		memset((char *) rel + sizeof(Oid), 0, sizeof(TsEntityRel) - sizeof(Oid));
-	rel->pins++;
 	rel->last_used = ++rel_clock;
+	return rel;
+}
+
+/*
+ * Check the (locked, open) relation's shape and find its key index; keep the
+ * result in the entry unless an invalidation arrived during the check (the
+ * check takes locks, which accept invalidations), so that the next check
+ * runs again.
+ */
+static Oid
+rel_check_shape(TsEntityRel *rel)
+{
+	uint64		seen = rel_inval_count;
+	Relation	heap = table_open(rel->relid, NoLock);
+	Oid			index = ts_check_entity_relation(heap, true);
+
+	table_close(heap, NoLock);
+	if (rel_inval_count == seen)
+		rel->shape_valid = true;
+	return index;
+}
+
+/*
+ * The key index of a relation that ts_table_open has locked, its shape
+ * checked (ts_check_entity_relation), or known checked: the result is kept
+ * per backend and relation until an invalidation reaches the relation's
+ * relcache entry or its key index's.  Everything the check reads is in those
+ * two entries, and every change to it invalidates one of them:
+ *
+ *	- the kind, access method, rules, columns (names, types, NOT NULL,
+ *	  generated, dropped) and index list of the relation are the relation's
+ *	  relcache entry, rebuilt on any pg_class, pg_attribute, pg_rewrite or
+ *	  pg_index change of it, and on CREATE/DROP INDEX;
+ *	- an inheritance child: adding one (CREATE TABLE ... INHERITS, ALTER
+ *	  TABLE ... INHERIT) invalidates the parent's entry even when
+ *	  relhassubclass is already set (SetRelationHasSubclass);
+ *	- the key index's flags (valid, ready, live) are its pg_index row, whose
+ *	  change invalidates the index's own entry only (hence keyindex);
+ *	- the key type's OID: a column's type cannot change without invalidating
+ *	  the relation, and the type cannot be dropped while a column has it.
+ *
+ * An invalidation made by another session is accepted here, on every call
+ * (before, the check saw another session's change only once this
+ * transaction took the lock, mostly); one made in this transaction is
+ * processed at its next command.  Only a success is kept: a relation refused
+ * is checked (and refused) again on each call.
+ */
+static Oid
+rel_shape_index(Oid relid)
+{
+	TsEntityRel *rel;
+	Oid			index;
+
+	/*
+	 * Take the invalidations other sessions committed since, even when this
+	 * transaction held its lock already (the lock then accepts none): an
+	 * inheritance child can be added under a RowExclusiveLock.  Cheap when
+	 * there are none.
+	 */
+	AcceptInvalidationMessages();
+	rel = rel_entry(relid);
+	if (rel->shape_valid)
+		return rel->keyindex;
+	index = rel_check_shape(rel);
+	/* a call under way (pinned) keeps the key index it found */
+	if (rel->pins > 0 && index != rel->keyindex)
+	{
+		Relation	heap = table_open(relid, NoLock);
+
+		rel->shape_valid = false;
+		relation_altered(heap, "its key index was replaced");
+	}
+	rel->keyindex = index;
+	return index;
+}
+
+/*
+ * ts_rel_pin: the cache entry of an entity relation that ts_table_open
+ * opened (relname and keyindex as it found them), pinned until ts_rel_unpin
+ * (or the end of the transaction).
+ */
+TsEntityRel *
+ts_rel_pin(Oid relid, const char *relname, Oid keyindex)
+{
+	TsEntityRel *rel = rel_entry(relid);
+
+	rel->pins++;
 	strlcpy(rel->relname, relname, NAMEDATALEN);
+	if (rel->keyindex != keyindex)
+		rel->shape_valid = false;
 	rel->keyindex = keyindex;
 	return rel;
 }
@@ -663,20 +761,31 @@ ts_rel_keyindex(TsEntityRel *rel)
  * ts_table_open checked it: for the operations of a batch after the first,
  * since an operation may change the relation under the batch (an owner's
  * CHECK function that runs CREATE RULE, DROP INDEX or the like in the same
- * transaction; other sessions cannot, the batch holding its lock).  What
- * each write path relies on beyond the relation's form (triggers, row-level
- * security, privileges) ts_direct_usable decides for each operation; ALTER
- * TABLE and CREATE INDEX refuse a relation the batch holds open.
+ * transaction; other sessions only add inheritance children, the rest
+ * conflicting with the batch's lock).  The check runs only when an invalidation of the relation or its key index
+ * arrived since the last one (rel_shape_index): DDL of the same transaction
+ * is accepted at its next command, so it is seen before the next operation.
+ * What each write path relies on beyond the relation's form (triggers,
+ * row-level security, privileges) ts_direct_usable decides for each
+ * operation; ALTER TABLE and CREATE INDEX refuse a relation the batch holds
+ * open.
  */
 void
 ts_rel_recheck(TsEntityRel *rel)
 {
-	Relation	heap = table_open(rel->relid, NoLock);
-	Oid			index = ts_check_entity_relation(heap, true);
+	Oid			index;
 
+	AcceptInvalidationMessages();	/* as rel_shape_index */
+	if (rel->shape_valid)
+		return;
+	index = rel_check_shape(rel);
 	if (index != rel->keyindex)
+	{
+		Relation	heap = table_open(rel->relid, NoLock);
+
+		rel->shape_valid = false;
 		relation_altered(heap, "its key index was replaced");
-	table_close(heap, NoLock);
+	}
 }
 
 /*
