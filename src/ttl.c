@@ -45,6 +45,7 @@
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_database.h"
 #include "catalog/pg_type.h"
 #include "commands/extension.h"
 #include "commands/tablecmds.h"
@@ -53,17 +54,26 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
 #include "storage/bufmgr.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
 #include "storage/lmgr.h"
+#include "storage/proc.h"
+#include "tcop/tcopprot.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/numeric.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
+#include "utils/varlena.h"
 
 #include "tablestore.h"
 #include "errors.h"
@@ -77,6 +87,7 @@ static int	ttl_clock_offset = 0;	/* seconds added to the clock (tests) */
 int			ts_ttl_naptime = 60;	/* seconds between the worker's rounds */
 int			ts_ttl_batch_size = 1000;	/* rows deleted per transaction */
 char	   *ts_ttl_databases = NULL;	/* the databases the worker serves */
+bool		ts_ttl_worker_sweeps = true;	/* per database: the worker sweeps it */
 
 /* Rows a sweep batch reads, per row it may delete, before it commits. */
 #define SWEEP_SCAN_FACTOR	10
@@ -541,7 +552,6 @@ state_progress(const char *relname, int64 deleted, ItemPointer next)
 
 /* A sweep of relname failed with message (inside SPI). */
 static void
-pg_attribute_unused()
 state_error(const char *relname, const char *message)
 {
 	Oid			argtypes[2] = {TEXTOID, TEXTOID};
@@ -754,6 +764,329 @@ sweep_expired(PG_FUNCTION_ARGS)
 }
 
 /* ----------------------------------------------------------------
+ * The background worker
+ *
+ * A launcher, connected to no database, wakes every
+ * tablestore.ttl_naptime, lists the databases to serve
+ * (tablestore.ttl_databases: names, or * for every database that allows
+ * connections and is not a template) and starts, one after the other, a
+ * sweep worker for each, waiting for it to end.  A sweep worker connects
+ * to its database, sweeps every table with time to live in batches (each
+ * batch its own transaction and snapshot, at most ttl_batch_size rows
+ * deleted), records progress and errors in tablestore.ttl_sweep_state and
+ * exits: between rounds no process holds the database, so DROP DATABASE
+ * meets none, and a dropped table, a dropped extension or a dropped
+ * database ends the table's, or the round's, work at the next batch.
+ * ----------------------------------------------------------------
+ */
+
+TS_FUNCTION_PREFIX void ts_ttl_launcher_main(Datum arg);
+TS_FUNCTION_PREFIX void ts_ttl_sweep_main(Datum arg);
+
+/* Start a transaction of the worker, with a statement's clock and snapshot. */
+static void
+worker_xact_begin(void)
+{
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+}
+
+/* End it. */
+static void
+worker_xact_end(void)
+{
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+}
+
+/*
+ * The tables with time to live of the worker's database (in cxt), none if
+ * the extension is not there (or not updated to 0.9.0).
+ */
+static pg_noinline List *
+round_tables(MemoryContext cxt)
+{
+	List	   *tables = NIL;
+	int			ret;
+
+	worker_xact_begin();
+	if (OidIsValid(get_extension_oid("tablestore", true)) && ttl_catalog_present())
+	{
+		SPI_connect();
+		ret = SPI_execute("SELECT relation_name FROM " TS_SCHEMA ".tables "
+						  "WHERE default_ttl IS NOT NULL ORDER BY relation_name", true, 0);
+		if (ret != SPI_OK_SELECT)
+			elog(ERROR, "could not list the tables with time to live: %s", SPI_result_code_string(ret));
+		for (uint64 i = 0; i < SPI_processed; i++)
+		{
+			MemoryContext old = MemoryContextSwitchTo(cxt);
+
+			tables = lappend(tables, SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1));
+			MemoryContextSwitchTo(old);
+		}
+		SPI_finish();
+	}
+	worker_xact_end();
+	return tables;
+}
+
+/*
+ * One batch of the worker's sweep of relname, in its own transaction:
+ * returns false when the table's pass is over (or the table, its time to
+ * live or the extension is gone).
+ */
+static bool
+worker_batch(const char *relname)
+{
+	Oid			relid;
+	Relation	heap;
+	int32		ttl;
+	ItemPointerData pos;
+	SweepBatch	b;
+
+	worker_xact_begin();
+	if (!OidIsValid(get_extension_oid("tablestore", true)) || !ttl_catalog_present())
+	{
+		worker_xact_end();
+		return false;
+	}
+	relid = RangeVarGetRelid(makeRangeVar(TS_DATA_SCHEMA, pstrdup(relname), -1), RowExclusiveLock, true);
+	if (!OidIsValid(relid) || (ttl = ts_ttl_of_relation(relid)) == TS_TTL_OFF)
+	{
+		worker_xact_end();
+		return false;
+	}
+	heap = table_open(relid, NoLock);
+	(void) ts_check_entity_relation(heap, true);
+	pgstat_report_activity(STATE_RUNNING, psprintf("sweeping expired entities of %s", relname));
+	SPI_connect();
+	if (!state_position(relname, &pos))
+	{
+		state_start(relname);
+		ItemPointerSet(&pos, 0, FirstOffsetNumber);
+	}
+	sweep_batch(heap, ttl, ts_ttl_now(), &pos, ts_ttl_batch_size, &b);
+	state_progress(relname, b.deleted, b.done ? NULL : &b.next);
+	SPI_finish();
+	table_close(heap, NoLock);
+	worker_xact_end();
+	pgstat_report_activity(STATE_IDLE, NULL);
+	return !b.done;
+}
+
+/*
+ * Record a batch's error for relname in a transaction of its own; false if
+ * that fails too (the extension went away: the round ends).
+ */
+static bool
+worker_record_error(const char *relname, const char *message)
+{
+	volatile bool ok = true;
+
+	PG_TRY();
+	{
+		worker_xact_begin();
+		if (OidIsValid(get_extension_oid("tablestore", true)) && ttl_catalog_present())
+		{
+			SPI_connect();
+			state_error(relname, message);
+			SPI_finish();
+		}
+		else
+			ok = false;
+		worker_xact_end();
+	}
+	PG_CATCH();
+	{
+		EmitErrorReport();
+		FlushErrorState();
+		AbortCurrentTransaction();
+		ok = false;
+	}
+	PG_END_TRY();
+	return ok;
+}
+
+/*
+ * ts_ttl_sweep_main: a sweep worker's round in one database (arg: its
+ * OID), as the bootstrap superuser with search_path pg_catalog: only
+ * tablestore's own statements run, and the deletes fire no triggers.
+ */
+void
+ts_ttl_sweep_main(Datum arg)
+{
+	MemoryContext roundcxt;
+	List	   *tables;
+	ListCell   *lc;
+
+	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnectionByOid(DatumGetObjectId(arg), InvalidOid, 0);
+	SetConfigOption("search_path", "pg_catalog", PGC_SUSET, PGC_S_OVERRIDE);
+	SetConfigOption("application_name", "tablestore ttl sweep", PGC_USERSET, PGC_S_SESSION);
+	/* a database can opt out (ALTER DATABASE ... SET tablestore.ttl_worker = off) */
+	if (!ts_ttl_worker_sweeps)
+		proc_exit(0);
+	roundcxt = AllocSetContextCreate(TopMemoryContext, "tablestore ttl round", ALLOCSET_DEFAULT_SIZES);
+	tables = round_tables(roundcxt);
+	foreach(lc, tables)
+	{
+		const char *relname = lfirst(lc);
+
+		for (;;)
+		{
+			volatile bool more = false;
+			char	   *volatile message = NULL;
+
+			CHECK_FOR_INTERRUPTS();
+			PG_TRY();
+			{
+				more = worker_batch(relname);
+			}
+			PG_CATCH();
+			{
+				ErrorData  *edata;
+
+				MemoryContextSwitchTo(roundcxt);
+				edata = CopyErrorData();
+				EmitErrorReport();
+				FlushErrorState();
+				AbortCurrentTransaction();
+				message = pstrdup(edata->message);
+				FreeErrorData(edata);
+			}
+			PG_END_TRY();
+			if (message != NULL)
+			{
+				if (!worker_record_error(relname, message))
+					proc_exit(0);
+				break;			/* the next table; this one next round */
+			}
+			if (!more)
+				break;
+		}
+	}
+	proc_exit(0);
+}
+
+/*
+ * The databases the launcher serves now: their OIDs, in the current memory
+ * context.
+ */
+static List *
+launcher_databases(void)
+{
+	List	   *dbs = NIL;
+	List	   *names = NIL;
+	bool		all = false;
+	char	   *raw = pstrdup(ts_ttl_databases ? ts_ttl_databases : "");
+	Relation	rel;
+	TableScanDesc scan;
+	HeapTuple	tup;
+	MemoryContext cxt = CurrentMemoryContext;
+
+	if (!SplitIdentifierString(raw, ',', &names))
+	{
+		ereport(LOG,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid list syntax in parameter \"tablestore.ttl_databases\"")));
+		return NIL;
+	}
+	for (ListCell *lc = list_head(names); lc != NULL; lc = lnext(names, lc))
+		if (strcmp(lfirst(lc), "*") == 0)
+			all = true;
+
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	(void) GetTransactionSnapshot();
+	rel = table_open(DatabaseRelationId, AccessShareLock);
+	scan = table_beginscan_catalog(rel, 0, NULL);
+	while ((tup = heap_getnext(scan, ForwardScanDirection)) != NULL)
+	{
+		Form_pg_database db = (Form_pg_database) GETSTRUCT(tup);
+		bool		wanted = false;
+
+		if (!db->datallowconn || db->datistemplate)
+			continue;
+		if (all)
+			wanted = true;
+		else
+			for (ListCell *lc = list_head(names); lc != NULL; lc = lnext(names, lc))
+				if (strcmp(lfirst(lc), NameStr(db->datname)) == 0)
+					wanted = true;
+		if (wanted)
+		{
+			MemoryContext old = MemoryContextSwitchTo(cxt);
+
+			dbs = lappend_oid(dbs, db->oid);
+			MemoryContextSwitchTo(old);
+		}
+	}
+	table_endscan(scan);
+	table_close(rel, AccessShareLock);
+	CommitTransactionCommand();
+	return dbs;
+}
+
+/*
+ * ts_ttl_launcher_main: the launcher (see above).
+ */
+void
+ts_ttl_launcher_main(Datum arg)
+{
+	MemoryContext cxt;
+
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
+	cxt = AllocSetContextCreate(TopMemoryContext, "tablestore ttl launcher", ALLOCSET_DEFAULT_SIZES);
+	for (;;)
+	{
+		List	   *dbs;
+		ListCell   *lc;
+
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+		MemoryContextReset(cxt);
+		MemoryContextSwitchTo(cxt);
+		dbs = launcher_databases();
+		foreach(lc, dbs)
+		{
+			BackgroundWorker worker;
+			BackgroundWorkerHandle *handle;
+
+			memset(&worker, 0, sizeof(worker));
+			worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+			worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+			worker.bgw_restart_time = BGW_NEVER_RESTART;
+			snprintf(worker.bgw_library_name, BGW_MAXLEN, "tablestore");
+			snprintf(worker.bgw_function_name, BGW_MAXLEN, "ts_ttl_sweep_main");
+			snprintf(worker.bgw_name, BGW_MAXLEN, "tablestore ttl sweep of database %u", lfirst_oid(lc));
+			snprintf(worker.bgw_type, BGW_MAXLEN, "tablestore ttl sweep");
+			worker.bgw_main_arg = ObjectIdGetDatum(lfirst_oid(lc));
+			worker.bgw_notify_pid = MyProcPid;
+			if (!RegisterDynamicBackgroundWorker(&worker, &handle))
+			{
+				ereport(LOG,
+						(errmsg("tablestore ttl launcher could not start a sweep worker"),
+						 errhint("Raise max_worker_processes.")));
+				break;
+			}
+			if (WaitForBackgroundWorkerShutdown(handle) == BGWH_POSTMASTER_DIED)
+				proc_exit(1);
+			CHECK_FOR_INTERRUPTS();
+		}
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 (long) ts_ttl_naptime * 1000L, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+}
+
+/* ----------------------------------------------------------------
  * Settings
  * ----------------------------------------------------------------
  */
@@ -782,4 +1115,25 @@ ts_ttl_init(void)
 							   "The databases the time to live worker sweeps: a comma-separated list, or * for all.",
 							   NULL, &ts_ttl_databases, "*",
 							   PGC_SIGHUP, GUC_LIST_INPUT, NULL, NULL, NULL);
+	DefineCustomBoolVariable("tablestore.ttl_worker",
+							 "Whether the time to live worker sweeps this database.",
+							 "Set per database (ALTER DATABASE ... SET) to leave a database to sweep_expired.",
+							 &ts_ttl_worker_sweeps, true,
+							 PGC_SUSET, 0, NULL, NULL, NULL);
+
+	/* the launcher, when preloaded (the only time a static worker can be) */
+	if (process_shared_preload_libraries_in_progress)
+	{
+		BackgroundWorker worker;
+
+		memset(&worker, 0, sizeof(worker));
+		worker.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+		worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
+		worker.bgw_restart_time = 10;
+		snprintf(worker.bgw_library_name, BGW_MAXLEN, "tablestore");
+		snprintf(worker.bgw_function_name, BGW_MAXLEN, "ts_ttl_launcher_main");
+		snprintf(worker.bgw_name, BGW_MAXLEN, "tablestore ttl launcher");
+		snprintf(worker.bgw_type, BGW_MAXLEN, "tablestore ttl launcher");
+		RegisterBackgroundWorker(&worker);
+	}
 }

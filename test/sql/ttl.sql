@@ -3,6 +3,9 @@
 -- and batch, an insert over it starts afresh; sweep_expired reclaims the
 -- rows.  The clock is moved with tablestore.clock_offset: nothing sleeps.
 \set VERBOSITY terse
+-- the background worker leaves this database alone: the progress shown
+-- below is sweep_expired's
+DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET tablestore.ttl_worker = off', current_database()); END $$;
 -- try(sql): 'ok', or the SQLSTATE and the service code of its error
 CREATE FUNCTION pg_temp.try(sql text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE d text;
