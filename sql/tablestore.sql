@@ -900,17 +900,22 @@ COMMENT ON FUNCTION tablestore.set_service_properties(jsonb) IS 'set the account
 ALTER TABLE tablestore.tables ADD COLUMN default_ttl pg_catalog.int4
 	CHECK (default_ttl OPERATOR(pg_catalog.>) 0 OR default_ttl OPERATOR(pg_catalog.=) -1);
 
--- router: node only: the router routes it to every node (tablestore_router.sql)
 CREATE FUNCTION tablestore.set_table_ttl(table_name text, seconds integer) RETURNS void
 	AS 'MODULE_PATHNAME', 'set_table_ttl' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION tablestore.set_table_ttl(text, integer) IS 'set a table''s time to live: NULL off, -1 on without a default, n > 0 the default in seconds';
 
--- router: node only: the router asks the node of partition 0 (tablestore_router.sql)
 CREATE FUNCTION tablestore.get_table_ttl(table_name text) RETURNS integer
 	AS 'MODULE_PATHNAME', 'get_table_ttl' LANGUAGE C STABLE;
 COMMENT ON FUNCTION tablestore.get_table_ttl(text) IS 'a table''s time to live in seconds (-1: on without a default; NULL: off)';
+-- through a scale-out router: set on every node, read from partition 0's
+CREATE FUNCTION tablestore._routed_set_table_ttl(table_name text, seconds integer) RETURNS jsonb
+	AS 'MODULE_PATHNAME', 'routed_call' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION tablestore._routed_set_table_ttl(text, integer) IS 'internal: set_table_ttl for a scale-out router, with its error as data';
+CREATE FUNCTION tablestore._routed_get_table_ttl(table_name text) RETURNS jsonb
+	AS 'MODULE_PATHNAME', 'routed_call' LANGUAGE C STABLE;
+COMMENT ON FUNCTION tablestore._routed_get_table_ttl(text) IS 'internal: get_table_ttl for a scale-out router, with its error as data';
 
--- router: node only: each node sweeps its own rows
+-- router: node only: each node sweeps its own entities
 CREATE FUNCTION tablestore.sweep_expired(table_name text DEFAULT NULL, max_rows bigint DEFAULT NULL) RETURNS bigint
 	AS 'MODULE_PATHNAME', 'sweep_expired' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION tablestore.sweep_expired(text, bigint) IS 'delete the expired entities of a table (NULL: of every table with time to live the caller owns), at most max_rows; the rows deleted';
