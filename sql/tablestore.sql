@@ -959,4 +959,11 @@ COMMENT ON FUNCTION tablestore._tables_deleted_ttl() IS 'internal: removes the s
 REVOKE EXECUTE ON FUNCTION tablestore._tables_deleted_ttl() FROM PUBLIC;
 CREATE TRIGGER tables_deleted_ttl AFTER DELETE ON tablestore.tables
 	REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION tablestore._tables_deleted_ttl();
+-- router: node only: a trigger of the catalog
+CREATE FUNCTION tablestore._ttl_catalog_changed() RETURNS trigger
+	AS 'MODULE_PATHNAME', 'ttl_catalog_changed' LANGUAGE C;
+COMMENT ON FUNCTION tablestore._ttl_catalog_changed() IS 'internal: makes every session read a table''s changed time to live again';
+REVOKE EXECUTE ON FUNCTION tablestore._ttl_catalog_changed() FROM PUBLIC;
+CREATE TRIGGER tables_ttl_changed AFTER UPDATE OF default_ttl ON tablestore.tables
+	FOR EACH ROW EXECUTE FUNCTION tablestore._ttl_catalog_changed();
 -- Time to live: end

@@ -49,6 +49,7 @@
 #include "catalog/pg_type.h"
 #include "commands/extension.h"
 #include "commands/tablecmds.h"
+#include "commands/trigger.h"
 #include "executor/executor.h"
 #include "executor/spi.h"
 #include "funcapi.h"
@@ -101,6 +102,7 @@ typedef struct TtlCacheEntry
 {
 	Oid			relid;			/* hash key: the entity relation */
 	int32		ttl;			/* TS_TTL_OFF, TS_TTL_NEVER or seconds */
+	RegProcedure eqproc;		/* its key index's equality, or InvalidOid */
 } TtlCacheEntry;
 
 static HTAB *ttl_cache = NULL;
@@ -196,7 +198,31 @@ ts_ttl_of_relation(Oid relid)
 	/* entered once read: an error above leaves nothing behind */
 	e = hash_search(ttl_cache, &relid, HASH_ENTER, &found);
 	e->ttl = ttl;
+	e->eqproc = InvalidOid;
 	return ttl;
+}
+
+/*
+ * The equality procedure of the key index of relid (cached with the
+ * relation's time to live, which the caller has looked up).
+ */
+static RegProcedure
+key_eq_proc(Oid relid, Relation index)
+{
+	TtlCacheEntry *e = ttl_cache ? hash_search(ttl_cache, &relid, HASH_FIND, NULL) : NULL;
+	Oid			opno;
+	RegProcedure proc;
+
+	if (e != NULL && OidIsValid(e->eqproc))
+		return e->eqproc;
+	opno = get_opfamily_member(index->rd_opfamily[0], index->rd_opcintype[0],
+							   index->rd_opcintype[0], BTEqualStrategyNumber);
+	if (!OidIsValid(opno))
+		elog(ERROR, "key index \"%s\" has no equality operator", RelationGetRelationName(index));
+	proc = get_opcode(opno);
+	if (e != NULL)
+		e->eqproc = proc;
+	return proc;
 }
 
 /* ----------------------------------------------------------------
@@ -349,11 +375,8 @@ ts_ttl_purge_key(Oid relid, Oid keyindex, int32 table_ttl, text *pk, text *rk)
 	Relation	heap;
 	Relation	index;
 	TupleTableSlot *slot;
-	TupleTableSlot *lockslot;
 	ScanKeyData keys[2];
 	IndexScanDesc scan;
-	RegProcedure eqproc;
-	Oid			opno;
 	bool		found;
 	ItemPointerData tid;
 
@@ -361,21 +384,18 @@ ts_ttl_purge_key(Oid relid, Oid keyindex, int32 table_ttl, text *pk, text *rk)
 		return;
 	heap = table_open(relid, NoLock);
 	index = index_open(keyindex, AccessShareLock);
-	opno = get_opfamily_member(index->rd_opfamily[0], index->rd_opcintype[0],
-							   index->rd_opcintype[0], BTEqualStrategyNumber);
-	if (!OidIsValid(opno))
-		elog(ERROR, "key index of \"%s\" has no equality operator", RelationGetRelationName(heap));
-	eqproc = get_opcode(opno);
 	slot = table_slot_create(heap, NULL);
-	lockslot = table_slot_create(heap, NULL);
 
-	/* as a statement of its own: it sees the latest writes */
-	CommandCounterIncrement();
-	PushActiveSnapshot(GetTransactionSnapshot());
+	/*
+	 * The version the statement's snapshot sees (the operation's own view);
+	 * if it has expired, the latest version is locked and tested again
+	 * before it goes.  Nothing else is paid for a write that meets a live
+	 * entity or none.
+	 */
 	ScanKeyEntryInitialize(&keys[0], 0, 1, BTEqualStrategyNumber, InvalidOid,
-						   index->rd_indcollation[0], eqproc, PointerGetDatum(pk));
+						   index->rd_indcollation[0], key_eq_proc(relid, index), PointerGetDatum(pk));
 	ScanKeyEntryInitialize(&keys[1], 0, 2, BTEqualStrategyNumber, InvalidOid,
-						   index->rd_indcollation[1], eqproc, PointerGetDatum(rk));
+						   index->rd_indcollation[1], key_eq_proc(relid, index), PointerGetDatum(rk));
 	scan = index_beginscan(heap, index, GetActiveSnapshot(), 2, 0);
 	index_rescan(scan, keys, 2, NULL, 0);
 	found = index_getnext_slot(scan, ForwardScanDirection, slot);
@@ -391,12 +411,10 @@ ts_ttl_purge_key(Oid relid, Oid keyindex, int32 table_ttl, text *pk, text *rk)
 	if (found)
 	{
 		CheckCmdReplicaIdentity(heap, CMD_DELETE);
-		(void) delete_if_expired(heap, &tid, table_ttl, ts_ttl_now(), LockWaitBlock, lockslot);
+		/* the write that follows sees the row gone (both paths take new snapshots) */
+		if (delete_if_expired(heap, &tid, table_ttl, ts_ttl_now(), LockWaitBlock, slot))
+			CommandCounterIncrement();
 	}
-	PopActiveSnapshot();
-	CommandCounterIncrement();
-
-	ExecDropSingleTupleTableSlot(lockslot);
 	ExecDropSingleTupleTableSlot(slot);
 	index_close(index, AccessShareLock);
 	table_close(heap, NoLock);
@@ -643,7 +661,7 @@ set_table_ttl(PG_FUNCTION_ARGS)
 				   errmsg("time to live must be greater than 0 seconds, -1 or null"));
 	PreventCommandIfReadOnly("set_table_ttl");
 	PreventCommandDuringRecovery("set_table_ttl");
-	relid = owned_table(ts_arg_table_name(fcinfo), ShareUpdateExclusiveLock, &relname);
+	relid = owned_table(ts_arg_table_name(fcinfo), AccessShareLock, &relname);
 
 	values[0] = CStringGetTextDatum(relname);
 	values[1] = PG_ARGISNULL(1) ? (Datum) 0 : Int32GetDatum(PG_GETARG_INT32(1));
@@ -660,10 +678,53 @@ set_table_ttl(PG_FUNCTION_ARGS)
 		ts_ereport(ERROR, TS_TableNotFound,
 				   errmsg("table \"%s\" is not in the catalog", relname));
 	SPI_finish();
-	/* every backend reads it again; this one from its next command */
+	/* every backend reads it again (the catalog's trigger says so too) */
 	CacheInvalidateRelcacheByRelid(relid);
 	CommandCounterIncrement();
 	PG_RETURN_VOID();
+}
+
+/*
+ * tablestore._ttl_catalog_changed(), the trigger AFTER UPDATE OF
+ * default_ttl ON tablestore.tables FOR EACH ROW: every backend forgets the
+ * table's cached time to live, however the catalog was changed (a direct
+ * UPDATE by its owner, a data-only restore over an existing row).
+ */
+TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(ttl_catalog_changed);
+
+Datum
+ttl_catalog_changed(PG_FUNCTION_ARGS)
+{
+	TriggerData *td = (TriggerData *) fcinfo->context;
+	Oid			nsp;
+	int			att;
+	HeapTuple	tuples[2];
+
+	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_AFTER(td->tg_event) ||
+		!TRIGGER_FIRED_FOR_ROW(td->tg_event))
+		elog(ERROR, "_ttl_catalog_changed must be an AFTER ... FOR EACH ROW trigger");
+	nsp = get_namespace_oid(TS_DATA_SCHEMA, true);
+	att = SPI_fnumber(RelationGetDescr(td->tg_relation), "relation_name");
+	if (att <= 0)
+		elog(ERROR, "tablestore.tables has no column relation_name");
+	tuples[0] = td->tg_trigtuple;
+	tuples[1] = td->tg_newtuple;
+	for (int i = 0; i < 2 && OidIsValid(nsp); i++)
+	{
+		bool		isnull;
+		Datum		name;
+		Oid			relid;
+
+		if (tuples[i] == NULL)
+			continue;
+		name = heap_getattr(tuples[i], att, RelationGetDescr(td->tg_relation), &isnull);
+		if (isnull)
+			continue;
+		relid = get_relname_relid(TextDatumGetCString(name), nsp);
+		if (OidIsValid(relid))
+			CacheInvalidateRelcacheByRelid(relid);
+	}
+	return PointerGetDatum(NULL);
 }
 
 /*

@@ -131,6 +131,11 @@ SELECT tablestore.set_table_ttl('Ttl', 1000);
 SELECT pg_temp.keys('Ttl');
 SELECT tablestore.set_table_ttl('Ttl', 100);
 SELECT pg_temp.keys('Ttl');
+-- a direct UPDATE of the catalog (by its owner) is seen at once too
+UPDATE tablestore.tables SET default_ttl = 1000 WHERE table_name = 'Ttl';
+SELECT pg_temp.keys('Ttl');
+UPDATE tablestore.tables SET default_ttl = 100 WHERE table_name = 'Ttl';
+SELECT pg_temp.keys('Ttl');
 -- in a transaction that is rolled back, a change is undone
 BEGIN;
 SELECT tablestore.set_table_ttl('Ttl', NULL);
