@@ -45,6 +45,7 @@
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_database.h"
 #include "catalog/pg_type.h"
 #include "commands/extension.h"
@@ -74,6 +75,7 @@
 #include "utils/numeric.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
 #include "utils/varlena.h"
 
 #include "tablestore.h"
@@ -130,16 +132,28 @@ ttl_cache_invalidate(Datum arg, Oid relid)
  * The catalog tablestore.tables, if it has the column default_ttl (an
  * extension not yet updated to 0.9.0 has not: its tables have no TTL).
  */
-static bool
-ttl_catalog_present(void)
+static Oid
+ttl_catalog(void)
 {
 	Oid			nsp = get_namespace_oid(TS_SCHEMA, true);
 	Oid			catalog = OidIsValid(nsp) ? get_relname_relid("tables", nsp) : InvalidOid;
 
-	return OidIsValid(catalog) && get_attnum(catalog, "default_ttl") != InvalidAttrNumber;
+	if (!OidIsValid(catalog) || get_attnum(catalog, "default_ttl") == InvalidAttrNumber)
+		return InvalidOid;
+	return catalog;
 }
 
-/* Read a table's time to live from the catalog, by its relation's name. */
+/* Whether the catalog has time to live (see ttl_catalog). */
+static bool
+ttl_catalog_present(void)
+{
+	return OidIsValid(ttl_catalog());
+}
+
+/*
+ * Read a table's time to live from the catalog, by its relation's name, as
+ * the catalog's owner (whatever the caller may read of it), read-only.
+ */
 static int32
 ttl_read_catalog(const char *relname)
 {
@@ -148,14 +162,27 @@ ttl_read_catalog(const char *relname)
 	int32		ttl = TS_TTL_OFF;
 	bool		isnull;
 	int			ret;
+	Oid			catalog = ttl_catalog();
+	Oid			save_userid;
+	int			save_sec;
+	HeapTuple	tup;
+	Oid			owner;
 
-	if (!ttl_catalog_present())
+	if (!OidIsValid(catalog))
 		return TS_TTL_OFF;
+	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(catalog));
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for relation %u", catalog);
+	owner = ((Form_pg_class) GETSTRUCT(tup))->relowner;
+	ReleaseSysCache(tup);
 	values[0] = CStringGetTextDatum(relname);
 	SPI_connect();
+	GetUserIdAndSecContext(&save_userid, &save_sec);
+	SetUserIdAndSecContext(owner, save_sec | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
 	ret = SPI_execute_with_args("SELECT default_ttl FROM " TS_SCHEMA ".tables "
 								"WHERE relation_name OPERATOR(pg_catalog.=) $1",
 								1, argtypes, values, NULL, true, 1);
+	SetUserIdAndSecContext(save_userid, save_sec);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "could not read the time to live of \"%s\": %s", relname, SPI_result_code_string(ret));
 	if (SPI_processed == 1)

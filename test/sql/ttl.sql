@@ -160,6 +160,15 @@ SELECT pg_temp.keys('Ttl');
 SELECT pg_temp.try($$SELECT tablestore.get_entity('Ttl', 'p', 'own10')$$);
 SELECT pg_temp.shown(tablestore.get_entity('Ttl', 'p', 'never'));
 RESET ROLE;
+-- the catalog is read as its owner: a role that may not read it (here no
+-- one but its owner may) still gets the table's time to live
+REVOKE SELECT ON tablestore.tables FROM PUBLIC;
+SELECT tablestore.set_table_ttl('Ttl', 100);	-- every session reads it again
+SET ROLE regress_ttl_other;
+SELECT pg_temp.try($$SELECT count(*) FROM tablestore.tables$$);
+SELECT pg_temp.keys('Ttl');
+RESET ROLE;
+GRANT SELECT ON tablestore.tables TO PUBLIC;
 ALTER TABLE tablestore_data.ttl DISABLE ROW LEVEL SECURITY;
 DROP POLICY everyone ON tablestore_data.ttl;
 
