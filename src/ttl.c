@@ -87,10 +87,10 @@
 
 /* GUCs */
 static int	ttl_clock_offset = 0;	/* seconds added to the clock (tests) */
-int			ts_ttl_naptime = 60;	/* seconds between the worker's rounds */
-int			ts_ttl_batch_size = 1000;	/* rows deleted per transaction */
-char	   *ts_ttl_databases = NULL;	/* the databases the worker serves */
-bool		ts_ttl_worker_sweeps = true;	/* per database: the worker sweeps it */
+static int	ts_ttl_naptime = 60;	/* seconds between the worker's rounds */
+static int	ts_ttl_batch_size = 1000;	/* rows deleted per transaction */
+static char *ts_ttl_databases = NULL;	/* the databases the worker serves */
+static bool ts_ttl_worker_sweeps = true;	/* per database: the worker sweeps it */
 
 /* Rows a sweep batch reads, per row it may delete, before it commits. */
 #define SWEEP_SCAN_FACTOR	10
