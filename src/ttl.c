@@ -536,7 +536,11 @@ state_exec(const char *sql, int nargs, Oid *argtypes, Datum *values)
 
 /*
  * Where a sweep of relname resumes: the position of a pass under way, or
- * false to start a new one (inside SPI).
+ * false to start a new one (inside SPI).  The progress row is locked here,
+ * before the sweep locks any entity row (state_start locks a new one):
+ * sweeps of a table take their locks in one order, so a second sweep waits
+ * for the first holding nothing, and the first's transaction may go on
+ * writing entities without a deadlock.
  */
 static bool
 state_position(const char *relname, ItemPointer pos)
@@ -547,7 +551,7 @@ state_position(const char *relname, ItemPointer pos)
 	int			ret;
 
 	ret = ts_exec_catalog("SELECT position FROM " TS_SCHEMA ".ttl_sweep_state "
-						  "WHERE relation_name OPERATOR(pg_catalog.=) $1", 1, argtypes, values);
+						  "WHERE relation_name OPERATOR(pg_catalog.=) $1 FOR UPDATE", 1, argtypes, values);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "could not read the sweep's progress: %s", SPI_result_code_string(ret));
 	if (SPI_processed == 1)
