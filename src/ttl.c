@@ -536,11 +536,8 @@ state_exec(const char *sql, int nargs, Oid *argtypes, Datum *values)
 
 /*
  * Where a sweep of relname resumes: the position of a pass under way, or
- * false to start a new one (inside SPI).  The progress row is locked here,
- * before the sweep locks any entity row (state_start locks a new one):
- * sweeps of a table take their locks in one order, so a second sweep waits
- * for the first holding nothing, and the first's transaction may go on
- * writing entities without a deadlock.
+ * false to start a new one (inside SPI; the caller holds the sweep lock,
+ * so the row, locked here, is not contended).
  */
 static bool
 state_position(const char *relname, ItemPointer pos)
@@ -562,6 +559,28 @@ state_position(const char *relname, ItemPointer pos)
 			*pos = *(ItemPointer) DatumGetPointer(d);
 	}
 	return !isnull;
+}
+
+/*
+ * Take the sweep lock of an entity relation for the rest of the
+ * transaction: sweeps of a table take it before anything else of the sweep
+ * (its progress row, any entity row), so they run one at a time and never
+ * deadlock with each other or with the writes of a sweeping transaction.
+ * sweep_expired waits for it; the worker does not (wait false): a table
+ * whose lock another transaction holds (a sweep_expired not yet committed)
+ * is left to its next round.  An advisory lock of the database on the
+ * relation's OID, with a fourth field of tablestore's own
+ * (TS_TTL_SWEEP_LOCK), apart from those of pg_advisory_lock (1 and 2).
+ */
+#define TS_TTL_SWEEP_LOCK	0x7454
+
+static bool
+sweep_lock(Oid relid, bool wait)
+{
+	LOCKTAG		tag;
+
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, relid, 0, TS_TTL_SWEEP_LOCK);
+	return LockAcquire(&tag, ExclusiveLock, false, !wait) != LOCKACQUIRE_NOT_AVAIL;
 }
 
 /* A pass over relname starts (inside SPI). */
@@ -847,6 +866,7 @@ sweep_expired(PG_FUNCTION_ARGS)
 			continue;
 		heap = table_open(relid, NoLock);
 		(void) ts_check_entity_relation(heap, true);
+		(void) sweep_lock(relid, true);
 		SPI_connect();
 		total += sweep_relation(heap, relname, ttl, max_rows - total);
 		SPI_finish();
@@ -952,6 +972,14 @@ worker_batch(const char *relname)
 	heap = table_open(relid, NoLock);
 	(void) ts_check_entity_relation(heap, true);
 	pgstat_report_activity(STATE_RUNNING, psprintf("sweeping expired entities of %s", relname));
+	if (!sweep_lock(relid, false))
+	{
+		/* a sweep_expired holds the table: next round */
+		table_close(heap, NoLock);
+		worker_xact_end();
+		pgstat_report_activity(STATE_IDLE, NULL);
+		return false;
+	}
 	SPI_connect();
 	if (!state_position(relname, &pos))
 	{
