@@ -254,6 +254,21 @@ CREATE FUNCTION tablestore_router._get_table_acl(table_name text)
 REVOKE EXECUTE ON FUNCTION tablestore_router._set_table_acl(text, jsonb), tablestore_router._get_table_acl(text) FROM PUBLIC;
 -- Stored access policies: end
 
+-- Time to live (issue 26 part 2): begin
+-- Every node keeps a table's time to live with its copy of the table and
+-- sweeps its own entities; set sets it on every node under the table's name
+-- lock, get reads the node of partition 0 (src/router/ttl.c).
+CREATE FUNCTION tablestore_router._set_table_ttl(table_name text, seconds integer)
+	RETURNS SETOF jsonb
+	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON ALL;
+	SELECT tablestore._routed_set_table_ttl(table_name, seconds) AS _set_table_ttl; $$;
+CREATE FUNCTION tablestore_router._get_table_ttl(table_name text)
+	RETURNS SETOF jsonb
+	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON 0;
+	SELECT tablestore._routed_get_table_ttl(table_name) AS _get_table_ttl; $$;
+REVOKE EXECUTE ON FUNCTION tablestore_router._set_table_ttl(text, integer), tablestore_router._get_table_ttl(text) FROM PUBLIC;
+-- Time to live: end
+
 -- Service properties (issue 22 item 7): stored in the router's database,
 -- with the functions of extension tablestore (below, copied by the build).
 -- Who may set them: a role that may create tables on the cluster, i.e.

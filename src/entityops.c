@@ -29,6 +29,7 @@
 #include "entityrel.h"
 #include "entityops.h"
 #include "query.h"
+#include "ttl.h"
 
 /*
  * ts_apply_op: carry out one entity operation on the entity relation of
@@ -47,6 +48,20 @@ void
 ts_apply_op(TsEntityRel *rel, TsDirectWrite **direct, TsOpKind kind, TsEntity *e,
 			bool conditional, int64 ticks, TsOpResult *result)
 {
+	int32		ttl = ts_ttl_of_relation(ts_rel_relid(rel));
+
+	/*
+	 * Time to live (ttl.c): a write's TimeToLive must be valid, and an
+	 * expired entity of its key is removed first, so that the write meets
+	 * none; a retrieve does not see an expired entity.
+	 */
+	if (ttl != TS_TTL_OFF && kind != TS_OP_RETRIEVE)
+	{
+		if (kind != TS_OP_DELETE && e->props != NULL)
+			ts_ttl_check_entity(ttl, e->props);
+		ts_ttl_purge_key(ts_rel_relid(rel), ts_rel_keyindex(rel), ttl, e->partition_key, e->row_key);
+	}
+
 	if (kind != TS_OP_RETRIEVE && ts_direct_usable(ts_rel_relid(rel), kind))
 	{
 		if (direct != NULL && *direct == NULL)
@@ -55,6 +70,10 @@ ts_apply_op(TsEntityRel *rel, TsDirectWrite **direct, TsOpKind kind, TsEntity *e
 	}
 	else
 		ts_spi_apply(rel, kind, e, conditional, ticks, result);
+
+	if (kind == TS_OP_RETRIEVE && ttl != TS_TTL_OFF && result->props != NULL &&
+		ts_ttl_expired(ttl, result->ts, result->props, ts_ttl_now()))
+		ts_entity_not_found(e->partition_key, e->row_key);
 }
 
 /*

@@ -16,14 +16,19 @@
 #include "fmgr.h"
 
 #include "tskey/tskey.h"
+#include "ttl.h"
 
 PG_MODULE_MAGIC;
 
 void		_PG_init(void);
 
-/* _PG_init: set up the tskey access method (tsk_init). */
+/*
+ * _PG_init: set up the tskey access method (tsk_init), and time to live's
+ * settings and, when preloaded, its background worker (ts_ttl_init).
+ */
 void
 _PG_init(void)
 {
 	tsk_init();
+	ts_ttl_init();
 }

@@ -62,6 +62,7 @@
 #include "filter/filter.h"
 #include "queryplan.h"
 #include "query.h"
+#include "ttl.h"
 
 /* The most entities of one page, and the default (the service's). */
 #define TS_MAX_PAGE			1000
@@ -125,6 +126,8 @@ typedef struct QueryScan
 	int			batch_pos;
 	MemoryContext scancxt;		/* where the scan lives */
 	MemoryContext rowcxt;		/* reset per entity */
+	int32		ttl;			/* the table's time to live (ttl.c) */
+	TimestampTz ttl_now;		/* the instant expiry is judged at */
 } QueryScan;
 
 /* One entity of a scan: its parts, in the scan's row context. */
@@ -177,6 +180,8 @@ query_begin(text *table_name, TsQueryPlan *plan, text *next_pk, text *next_rk,
 	qs->residual = plan->residual;
 	qs->segments = ts_plan_segments(plan, next_pk, next_rk);
 	qs->remaining = top;
+	qs->ttl = ts_ttl_of_relation(relid);
+	qs->ttl_now = ts_ttl_now();
 	/* the same snapshot for every statement, as the direct scan has */
 	qs->snapshot = RegisterSnapshot(GetActiveSnapshot());
 	qs->scancxt = CurrentMemoryContext;
@@ -262,6 +267,8 @@ query_open(Oid relid, Oid indexid, TsQueryPlan *plan, text *next_pk, text *next_
 	qs->segments = ts_plan_segments(plan, next_pk, next_rk);
 	qs->remaining = top;
 	qs->scan_nkeys = -1;
+	qs->ttl = ts_ttl_of_relation(relid);
+	qs->ttl_now = ts_ttl_now();
 
 	qs->heap = table_open(relid, NoLock);
 	qs->relname = RelationGetRelationName(qs->heap);
@@ -554,6 +561,9 @@ query_next(QueryScan *qs, ScanEntity *e)
 		e->rk = DatumGetTextPP(values[TS_ATT_RK - 1]);
 		e->ts = DatumGetTimestampTz(values[TS_ATT_TS - 1]);
 		e->props = DatumGetJsonbP(values[TS_ATT_PROPS - 1]);
+		/* an expired entity is gone for every read (ttl.c) */
+		if (qs->ttl != TS_TTL_OFF && ts_ttl_expired(qs->ttl, e->ts, e->props, qs->ttl_now))
+			continue;
 		if (qs->residual != NULL)
 		{
 			row.pk = VARDATA_ANY(e->pk);

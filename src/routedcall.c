@@ -34,6 +34,7 @@
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/numeric.h"
 
 #include "tablestore.h"
 #include "subxact.h"
@@ -67,7 +68,7 @@ routed_target(FunctionCallInfo fcinfo)
 	t = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(RoutedTarget));
 	fmgr_info_cxt(fn, &t->flinfo, fcinfo->flinfo->fn_mcxt);
 	t->rettype = get_func_rettype(fn);
-	if (t->rettype != JSONBOID && t->rettype != BOOLOID && t->rettype != VOIDOID)
+	if (t->rettype != JSONBOID && t->rettype != BOOLOID && t->rettype != INT4OID && t->rettype != VOIDOID)
 		elog(ERROR, "routed_call cannot answer for a function returning type %u", t->rettype);
 	fcinfo->flinfo->fn_extra = t;
 	return t;
@@ -118,6 +119,17 @@ bool_answer(bool b)
 	return JsonbPGetDatum(JsonbValueToJsonb(&v));
 }
 
+/* an integer as jsonb (get_table_ttl's answer) */
+static Datum
+int4_answer(int32 n)
+{
+	JsonbValue	v;
+
+	v.type = jbvNumeric;
+	v.val.numeric = int64_to_numeric(n);
+	return JsonbPGetDatum(JsonbValueToJsonb(&v));
+}
+
 /* a call of the target, run by ts_run_in_subtransaction */
 typedef struct RoutedInvoke
 {
@@ -162,5 +174,7 @@ routed_call(PG_FUNCTION_ARGS)
 		PG_RETURN_NULL();
 	if (t->rettype == BOOLOID)
 		PG_RETURN_DATUM(bool_answer(DatumGetBool(inv.result)));
+	if (t->rettype == INT4OID)
+		PG_RETURN_DATUM(int4_answer(DatumGetInt32(inv.result)));
 	PG_RETURN_DATUM(inv.result);
 }

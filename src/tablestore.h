@@ -22,6 +22,7 @@
  *	  filter/		the $filter language: filter.h (plain C), bind.h
  *	  queryplan.h	access paths of a filter (queryplan.c)
  *	  query.h		scans of the key index (query.c)
+ *	  ttl.h			time to live: expiry, the sweep and its worker (ttl.c)
  *	  tskey/		the key index access method: tskey.h
  *	  router/		the scale-out router: router.h
  * Files that export nothing to C (module.c, batch.c, tableacl.c,

@@ -20,7 +20,7 @@ set -u
 cd "$(dirname "$0")/.."
 . tools/lib.sh
 
-TESTS="${ROUTER_TESTS:-entities keys queries batch json_output validation service_forms router router_acl}"
+TESTS="${ROUTER_TESTS:-entities keys queries batch json_output validation service_forms router router_acl router_ttl}"
 DIR=$(ts_cluster_dir tsrouter)
 status=0
 trap 'ts_stop_cluster "$DIR"; ts_rm_cluster_dir "$DIR"' EXIT
@@ -90,7 +90,7 @@ psql -X -At -d tablestore -c "$sigs" > "$OUT/router.sigs" &&
 	psql -X -At -h "$DIR/shard0" -d tablestore -c "$sigs" > "$OUT/node.sigs" || status=1
 extra=$(comm -23 "$OUT/router.sigs" "$OUT/node.sigs")
 node_only=$(comm -13 "$OUT/router.sigs" "$OUT/node.sigs" | sed 's/(.*//' | tr '\n' ' ')
-want="_check_entity_relation _ddl_command_end _routed_create_table _routed_create_table_if_absent _routed_delete_entity _routed_delete_table _routed_delete_table_if_exists _routed_execute_batch _routed_explain_query _routed_get_entity _routed_get_table_acl _routed_insert_entity _routed_insert_or_merge_entity _routed_insert_or_replace_entity _routed_list_tables _routed_merge_entity _routed_query_check _routed_query_entities_page _routed_query_entities_page_json _routed_query_page _routed_set_table_acl _routed_update_entity _sql_drop _tables_deleted create_table_if_absent delete_table_if_exists key_is_valid tskey_handler verify_index "
+want="_check_entity_relation _ddl_command_end _routed_create_table _routed_create_table_if_absent _routed_delete_entity _routed_delete_table _routed_delete_table_if_exists _routed_execute_batch _routed_explain_query _routed_get_entity _routed_get_table_acl _routed_get_table_ttl _routed_insert_entity _routed_insert_or_merge_entity _routed_insert_or_replace_entity _routed_list_tables _routed_merge_entity _routed_query_check _routed_query_entities_page _routed_query_entities_page_json _routed_query_page _routed_set_table_acl _routed_set_table_ttl _routed_update_entity _sql_drop _tables_deleted _tables_deleted_ttl _ttl_catalog_changed create_table_if_absent delete_table_if_exists key_is_valid sweep_expired tskey_handler verify_index "
 if [ -n "$extra" ] || [ "$node_only" != "$want" ]; then
 	echo "router API: differs from a node's"
 	echo "on the router only, or with another signature: $extra"
@@ -139,6 +139,47 @@ if [ "$errors" = 0 ] && [ "$gets" = 300 ]; then
 else
 	echo "router stored access policies: $errors errors, $gets of 300 gets answered, during 150 sets"
 	head -3 "$OUT/acl_sets.err" "$OUT/acl_gets.err"
+	status=1
+fi
+
+# Time to live through the router: with the nodes' clocks 200 s ahead
+# (tablestore.clock_offset for their database: the router's next session
+# connects anew), the entities of a table with a time to live of 100 s
+# are gone for every read and conditional write through the router, an
+# insert over one succeeds, and each node's sweep_expired reclaims its own.
+ttl_q() { psql -X -At -v ON_ERROR_STOP=1 "$@" 2>&1; }
+ttl_q -d tablestore -c "SELECT tablestore.create_table('TtlRouted')" \
+	-c "SELECT count(*) FROM (SELECT tablestore.insert_entity('TtlRouted', jsonb_build_object('PartitionKey', 'p' || i, 'RowKey', 'r')) FROM generate_series(1, 20) i) s" \
+	-c "SELECT tablestore.set_table_ttl('TtlRouted', 100)" >/dev/null || status=1
+for s in shard0 shard1; do
+	ttl_q -h "$DIR/$s" -d tablestore -c "ALTER DATABASE tablestore SET tablestore.clock_offset = '200s'" >/dev/null || status=1
+done
+ttl_out=$(psql -X -At -d tablestore 2>&1 <<'SQL'
+SELECT count(*) FROM tablestore.query_entities('TtlRouted');
+SELECT tablestore.get_entity('TtlRouted', 'p1', 'r');
+SELECT tablestore.merge_entity('TtlRouted', '{"PartitionKey": "p2", "RowKey": "r", "X": 1}');
+SELECT tablestore.insert_entity('TtlRouted', '{"PartitionKey": "p3", "RowKey": "r", "New": 1, "TimeToLive": -1}')->>'New';
+SELECT string_agg(e->>'PartitionKey', ',') FROM tablestore.query_entities('TtlRouted') e;
+SQL
+)
+swept=0
+for s in shard0 shard1; do
+	n=$(ttl_q -h "$DIR/$s" -d tablestore -c "SELECT tablestore.sweep_expired('TtlRouted')") || status=1
+	swept=$((swept + n))
+	ttl_q -h "$DIR/$s" -d tablestore -c "ALTER DATABASE tablestore RESET tablestore.clock_offset" >/dev/null || status=1
+done
+ttl_q -d tablestore -c "SELECT tablestore.delete_table('TtlRouted')" >/dev/null || status=1
+ttl_want="0
+ERROR:  entity (\"p1\", \"r\") does not exist
+DETAIL:  Table service error code: ResourceNotFound.
+ERROR:  entity (\"p2\", \"r\") does not exist
+DETAIL:  Table service error code: ResourceNotFound.
+1
+p3"
+if [ "$ttl_out" = "$ttl_want" ] && [ "$swept" = 19 ]; then
+	echo "router time to live: expired entities gone through the router, 19 swept on the nodes"
+else
+	echo "router time to live: got"; echo "$ttl_out"; echo "swept $swept (want 19)"
 	status=1
 fi
 

@@ -28,6 +28,7 @@ SELECT tablestore.set_service_properties('{"Cors": [{"AllowedOrigins": "http://a
 	"AllowedHeaders": "", "ExposedHeaders": "", "MaxAgeInSeconds": 60}]}');
 SELECT tablestore.set_table_acl('Employees', '[{"Id": "readers", "Expiry": "2099-01-01T00:00:00.1234567Z", "Permission": "r"}]');
 SELECT tablestore.set_table_acl('AuditLog', '[{"Id": "audit", "Permission": "a"}]');
+SELECT tablestore.set_table_ttl('AuditLog', 86400);
 SELECT tablestore.create_table('tab' || i) FROM generate_series(1, 20) i;
 SELECT tablestore.set_table_acl('tab' || i, format('[{"Id": "p%s"}]', i)::jsonb) FROM generate_series(1, 20) i;
 });
@@ -60,6 +61,8 @@ for my $q (
 	q{SELECT tablestore.get_entity('AuditLog', '', '')::text},
 	# the stored access policies (catalog tablestore.table_acl)
 	q{SELECT tablestore.get_table_acl('Employees')::text},
+	# a table's time to live (catalog tablestore.tables)
+	q{SELECT tablestore.get_table_ttl('AuditLog')},
 	# and the account's service properties
 	q{SELECT tablestore.get_service_properties()->'Cors' WHERE tablestore.get_service_properties()->'Cors' <> '[]'})
 {

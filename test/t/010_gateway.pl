@@ -20,6 +20,7 @@
 #   strict_test.sh strict parsing of batches and bodies
 #   batch_parity_test.py  an operation in a batch means what it means alone
 #   numbers_test.py  numbers reach the client as the database wrote them
+#   ttl_test.py    time to live: expired entities are 404 and absent
 #   cors_test.sh   service properties and CORS, with a gateway of its own
 #   load_test.mjs  concurrent clients for a bounded time
 #   pool_test.sh   the gateway with one connection
@@ -172,6 +173,8 @@ step('a batch operation means what the request alone means (parity)', {},
 	'/usr/bin/python3', 'test/gateway/batch_parity_test.py');
 step('numbers as the database wrote them, in every answer', {},
 	'/usr/bin/python3', 'test/gateway/numbers_test.py');
+step('time to live: expired entities are gone through the gateway', {},
+	'/usr/bin/python3', 'test/gateway/ttl_test.py');
 step('service properties and CORS (own gateway, restarted)', {}, 'bash', 'test/gateway/cors_test.sh');
 step('service properties and CORS, host-style', { GW_STYLE => 'host' }, 'bash', 'test/gateway/cors_test.sh');
 step('load', {}, 'node', 'test/gateway/load_test.mjs');
