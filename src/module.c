@@ -15,15 +15,20 @@
 
 #include "fmgr.h"
 
+#include "propindex.h"
 #include "tskey/tskey.h"
 
 PG_MODULE_MAGIC;
 
 void		_PG_init(void);
 
-/* _PG_init: set up the tskey access method (tsk_init). */
+/*
+ * _PG_init: set up the tskey access method (tsk_init) and the setting
+ * tablestore.property_index (ts_propindex_init).
+ */
 void
 _PG_init(void)
 {
 	tsk_init();
+	ts_propindex_init();
 }
