@@ -15,7 +15,7 @@ OBJS_CORE = $(addprefix src/,module.o errors.o utf16.o edm.o key.o entity.o \
 	entityout.o edmvalue.o entityjson.o subxact.o entityrel.o tables.o entityops.o entityspi.o \
 	entitywrite.o batch.o queryplan.o query.o propindex.o tableacl.o)
 OBJS_ROUTER = $(addprefix src/router/,config.o hash.o locks.o transport.o errors.o \
-	api.o merge.o stream.o) src/routedcall.o
+	api.o merge.o stream.o propindex.o) src/routedcall.o
 OBJS = $(OBJS_CORE) $(OBJS_FILTER) $(OBJS_TSKEY) $(OBJS_ROUTER)
 DATA_built = sql/tablestore--$(EXTVERSION).sql sql/tablestore_router--$(ROUTERVERSION).sql
 # the base install scripts (0.1.0; the router's 0.4.0) and the upgrade

@@ -32,18 +32,16 @@ CREATE FUNCTION tablestore._property_index_valid(index oid, relation_name text, 
 	AS 'MODULE_PATHNAME', 'property_index_valid' LANGUAGE C STABLE STRICT;
 COMMENT ON FUNCTION tablestore._property_index_valid(oid, text, text, text) IS 'internal: whether an index is the property index a catalog row names';
 
--- router: node only: property indexes through the router come later
 CREATE FUNCTION tablestore.create_property_index(table_name text, property text, edm_type text) RETURNS text
 	AS 'MODULE_PATHNAME', 'create_property_index' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION tablestore.create_property_index(text, text, text) IS 'create an index over one property of one Edm type of a table (the table''s owner); returns its name';
 
--- router: node only: property indexes through the router come later
 CREATE FUNCTION tablestore.drop_property_index(table_name text, property text, edm_type text,
 											   if_exists boolean DEFAULT false) RETURNS boolean
 	AS 'MODULE_PATHNAME', 'drop_property_index' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION tablestore.drop_property_index(text, text, text, boolean) IS 'drop a table''s property index (the table''s owner); false if there was none and if_exists';
 
--- router: node only: property indexes through the router come later
+-- router: own: the router's lists every node's, one row per index
 CREATE FUNCTION tablestore.list_property_indexes(table_name text DEFAULT NULL)
 	RETURNS TABLE (table_name text, property text, edm_type text, index_name text, size bigint,
 				   valid boolean, created_at timestamptz)
@@ -61,6 +59,28 @@ AS $$
 	ORDER BY COALESCE(t.table_name, p.relation_name) COLLATE "C", p.property COLLATE "C", p.edm_type COLLATE "C"
 $$;
 COMMENT ON FUNCTION tablestore.list_property_indexes(text) IS 'the property indexes of a table (NULL: of every table): index, size, whether queries can use it';
+
+-- router: node only: the router's create_property_index runs it on every node
+CREATE FUNCTION tablestore.create_property_index_if_absent(table_name text, property text, edm_type text) RETURNS text
+	LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog AS $$
+BEGIN
+	RETURN tablestore.create_property_index(table_name, property, edm_type);
+EXCEPTION WHEN duplicate_object THEN
+	RETURN NULL;
+END $$;
+COMMENT ON FUNCTION tablestore.create_property_index_if_absent(text, text, text) IS 'create a property index unless it exists; its name if it was created';
+
+-- Property indexes through a scale-out router: the calls every node
+-- answers, with their errors as data.
+CREATE FUNCTION tablestore._routed_create_property_index(table_name text, property text, edm_type text) RETURNS jsonb
+	AS 'MODULE_PATHNAME', 'routed_call' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION tablestore._routed_create_property_index(text, text, text) IS 'internal: create_property_index for a scale-out router, with its error as data';
+CREATE FUNCTION tablestore._routed_create_property_index_if_absent(table_name text, property text, edm_type text) RETURNS jsonb
+	AS 'MODULE_PATHNAME', 'routed_call' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION tablestore._routed_create_property_index_if_absent(text, text, text) IS 'internal: create_property_index_if_absent for a scale-out router, with its error as data';
+CREATE FUNCTION tablestore._routed_drop_property_index(table_name text, property text, edm_type text, if_exists boolean) RETURNS jsonb
+	AS 'MODULE_PATHNAME', 'routed_call' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION tablestore._routed_drop_property_index(text, text, text, boolean) IS 'internal: drop_property_index for a scale-out router, with its error as data';
 
 -- router: node only: a trigger of the catalog
 CREATE FUNCTION tablestore._property_indexes_tables_deleted() RETURNS trigger

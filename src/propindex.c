@@ -58,11 +58,13 @@
 #include <math.h>
 
 #include "access/genam.h"
+#include "access/htup_details.h"
 #include "access/relation.h"
 #include "access/relscan.h"
 #include "access/stratnum.h"
 #include "access/table.h"
 #include "access/tableam.h"
+#include "access/transam.h"
 #include "access/xact.h"
 #include "catalog/index.h"
 #include "catalog/namespace.h"
@@ -463,6 +465,15 @@ check_index(Relation index, Oid keyfn, char **prop, int *type)
 		return false;
 	if (!ix->indisvalid || !ix->indisready || !ix->indislive)
 		return false;
+
+	/*
+	 * An index built over broken HOT chains serves only snapshots that
+	 * cannot see the tuples it left out, as the planner decides it
+	 * (get_relation_info).
+	 */
+	if (ix->indcheckxmin &&
+		!TransactionIdPrecedes(HeapTupleHeaderGetXmin(index->rd_indextuple->t_data), TransactionXmin))
+		return false;
 	if (index->rd_indoption[0] != 0 || index->rd_opcintype[0] != BYTEAOID ||
 		index->rd_opfamily[0] != get_opclass_family(GetDefaultOpClass(BYTEAOID, BTREE_AM_OID)))
 		return false;
@@ -509,18 +520,19 @@ check_index(Relation index, Oid keyfn, char **prop, int *type)
 static List *
 table_property_indexes(Relation heap)
 {
-	Oid			keyfn = key_function();
+	Oid			keyfn = InvalidOid;
 	List	   *result = NIL;
 	ListCell   *lc;
 
-	if (!OidIsValid(keyfn))
-		return NIL;
 	foreach(lc, RelationGetIndexList(heap))
 	{
 		Relation	index = index_open(lfirst_oid(lc), AccessShareLock);
 		char	   *prop;
 		int			type;
 
+		/* the key function is looked up once there is a btree to check */
+		if (!OidIsValid(keyfn) && index->rd_rel->relam == BTREE_AM_OID)
+			keyfn = key_function();
 		if (check_index(index, keyfn, &prop, &type))
 		{
 			PiIndex    *pi = palloc0(sizeof(PiIndex));
