@@ -20,6 +20,7 @@
 #   strict_test.sh strict parsing of batches and bodies
 #   batch_parity_test.py  an operation in a batch means what it means alone
 #   numbers_test.py  numbers reach the client as the database wrote them
+#   propindex_test.py  a filter's pages with and without property indexes
 #   cors_test.sh   service properties and CORS, with a gateway of its own
 #   load_test.mjs  concurrent clients for a bounded time
 #   pool_test.sh   the gateway with one connection
@@ -172,6 +173,8 @@ step('a batch operation means what the request alone means (parity)', {},
 	'/usr/bin/python3', 'test/gateway/batch_parity_test.py');
 step('numbers as the database wrote them, in every answer', {},
 	'/usr/bin/python3', 'test/gateway/numbers_test.py');
+step('property indexes: the same pages with and without them', {},
+	'/usr/bin/python3', 'test/gateway/propindex_test.py');
 step('service properties and CORS (own gateway, restarted)', {}, 'bash', 'test/gateway/cors_test.sh');
 step('service properties and CORS, host-style', { GW_STYLE => 'host' }, 'bash', 'test/gateway/cors_test.sh');
 step('load', {}, 'node', 'test/gateway/load_test.mjs');
