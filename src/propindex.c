@@ -93,6 +93,7 @@
 #include "utils/memutils.h"
 #include "utils/numeric.h"
 #include "utils/rel.h"
+#include "utils/rls.h"
 #include "utils/snapmgr.h"
 
 #include "tablestore.h"
@@ -176,6 +177,7 @@ typedef struct TsPropIndexUse
 	int64		cap;
 	BlockNumber heap_blocks;
 	const char *reason;			/* why not used */
+	bool		hide_counts;	/* row-level security applies: no counts */
 } TsPropIndexUse;
 
 /*
@@ -444,10 +446,11 @@ key_function(void)
  * the one expression property_index_key(props, '<property>', '<type>') and
  * the predicate that the same expression is not null.  Sets *prop and *type.
  * Anything else (an index the table's owner replaced, altered or made to
- * look alike) is no property index.
+ * look alike) is no property index.  for_query: also whether the current
+ * transaction's snapshots may read it (indcheckxmin, below).
  */
 static bool
-check_index(Relation index, Oid keyfn, char **prop, int *type)
+check_index(Relation index, Oid keyfn, bool for_query, char **prop, int *type)
 {
 	Form_pg_index ix = index->rd_index;
 	List	   *exprs;
@@ -471,7 +474,7 @@ check_index(Relation index, Oid keyfn, char **prop, int *type)
 	 * cannot see the tuples it left out, as the planner decides it
 	 * (get_relation_info).
 	 */
-	if (ix->indcheckxmin &&
+	if (for_query && ix->indcheckxmin &&
 		!TransactionIdPrecedes(HeapTupleHeaderGetXmin(index->rd_indextuple->t_data), TransactionXmin))
 		return false;
 	if (index->rd_indoption[0] != 0 || index->rd_opcintype[0] != BYTEAOID ||
@@ -518,7 +521,7 @@ check_index(Relation index, Oid keyfn, char **prop, int *type)
  * checked; the others are left out.
  */
 static List *
-table_property_indexes(Relation heap)
+table_property_indexes(Relation heap, bool for_query)
 {
 	Oid			keyfn = InvalidOid;
 	List	   *result = NIL;
@@ -533,7 +536,7 @@ table_property_indexes(Relation heap)
 		/* the key function is looked up once there is a btree to check */
 		if (!OidIsValid(keyfn) && index->rd_rel->relam == BTREE_AM_OID)
 			keyfn = key_function();
-		if (check_index(index, keyfn, &prop, &type))
+		if (check_index(index, keyfn, for_query, &prop, &type))
 		{
 			PiIndex    *pi = palloc0(sizeof(PiIndex));
 
@@ -927,7 +930,7 @@ ts_propindex_plan(Oid relid, TsQueryPlan *plan, int64 top)
 		return;
 
 	heap = table_open(relid, NoLock);
-	indexes = table_property_indexes(heap);
+	indexes = table_property_indexes(heap, true);
 	candidates = find_candidates(indexes, conjuncts);
 	if (candidates == NIL)
 	{
@@ -955,6 +958,7 @@ ts_propindex_plan(Oid relid, TsQueryPlan *plan, int64 top)
 	use->candidates = -1;
 	use->cap = cap;
 	use->heap_blocks = RelationGetNumberOfBlocks(heap);
+	use->hide_counts = check_enable_rls(relid, InvalidOid, true) == RLS_ENABLED;
 	scan_cost = (double) use->heap_blocks;
 	if (top >= 0 && best->count > 0 && top < best->count)
 		scan_cost = scan_cost * (double) top / (double) best->count;
@@ -1012,8 +1016,11 @@ push_int(JsonbParseState **st, const char *key, int64 val)
 
 /*
  * ts_propindex_explain: the "property_index" member of explain_query's
- * object, when the planner considered one: the index used or considered, its property, type and condition,
- * its entries counted, the entities read, the cap, and why it was not used.
+ * object, when the planner considered one: the index used or considered,
+ * its property, type and condition, its entries counted, the entities
+ * read, the cap, and why it was not used.  Where row-level security applies
+ * to the caller, the counts (and the reason, which tells them apart) are
+ * left out: they count entities the policies hide.
  */
 void
 ts_propindex_explain(JsonbParseState **st, const TsQueryPlan *plan)
@@ -1039,11 +1046,12 @@ ts_propindex_explain(JsonbParseState **st, const TsQueryPlan *plan)
 	v.type = jbvBool;
 	v.val.boolean = use->used;
 	pushJsonbValue(st, WJB_VALUE, &v);
-	push_int(st, "index_entries", use->entries);
-	push_int(st, "entities", use->candidates);
+	/* counts under row-level security would count rows the policies hide */
+	push_int(st, "index_entries", use->hide_counts ? -1 : use->entries);
+	push_int(st, "entities", use->hide_counts ? -1 : use->candidates);
 	push_int(st, "cap", use->cap);
 	push_int(st, "table_pages", use->heap_blocks);
-	if (use->reason != NULL)
+	if (use->reason != NULL && !use->hide_counts)
 		push_string(st, "reason", use->reason);
 	pushJsonbValue(st, WJB_END_OBJECT, NULL);
 }
@@ -1160,7 +1168,7 @@ catalog_index(Oid relid, const char *index_name, const char *prop, int type)
 		return InvalidOid;
 	index = index_open(indexid, AccessShareLock);
 	ok = index->rd_index->indrelid == relid &&
-		check_index(index, key_function(), &iprop, &itype) &&
+		check_index(index, key_function(), false, &iprop, &itype) &&
 		itype == type && strcmp(iprop, prop) == 0;
 	index_close(index, NoLock);
 	return ok ? indexid : InvalidOid;
@@ -1310,10 +1318,13 @@ create_property_index(PG_FUNCTION_ARGS)
  * tablestore.drop_property_index(table_name text, property text, edm_type
  * text, if_exists boolean DEFAULT false) RETURNS boolean
  *
- * Drop a table's property index and its catalog row; returns whether there
- * was one.  The caller must own the table.  Without the index, an error
- * (ResourceNotFound), or with if_exists a notice and false.  Only an index
- * of that table is dropped: a catalog row naming anything else only goes.
+ * Drop a table's property index of (property, edm_type) and its catalog
+ * row; returns whether there was one.  The caller must own the table.
+ * Without either, an error (ResourceNotFound), or with if_exists a notice
+ * and false.  What is dropped is every index of the table that checks out
+ * as the property index of (property, edm_type), whatever its name (the
+ * owner may have renamed it), and nothing else: the name in the catalog row
+ * is not trusted (it may name another index, even the key index).
  */
 TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(drop_property_index);
 
@@ -1326,41 +1337,47 @@ drop_property_index(PG_FUNCTION_ARGS)
 	bool		if_exists = !PG_ARGISNULL(3) && PG_GETARG_BOOL(3);
 	char	   *relname;
 	Oid			relid;
-	char	   *existing;
-	Oid			indexid;
+	Relation	heap;
+	List	   *indexes;
+	bool		found;
+	ListCell   *lc;
 
 	prevent_if_read_only("DROP INDEX");
 	relid = owned_table(table_name, &relname);
+	heap = table_open(relid, NoLock);
+	indexes = table_property_indexes(heap, false);
+	table_close(heap, NoLock);
 
 	SPI_connect();
-	existing = catalog_row(relname, prop, type);
-	if (existing == NULL)
+	found = catalog_row(relname, prop, type) != NULL;
+	foreach(lc, indexes)
 	{
-		SPI_finish();
-		if (if_exists)
-		{
-			ereport(NOTICE,
-					(errmsg("table \"%s\" has no property index on \"%s\" of type %s, skipping",
-							text_to_cstring(table_name), prop, ts_edm_types[type].name)));
-			PG_RETURN_BOOL(false);
-		}
-		ts_ereport(ERROR, TS_ResourceNotFound,
-				   errmsg("table \"%s\" has no property index on \"%s\" of type %s",
-						  text_to_cstring(table_name), prop, ts_edm_types[type].name));
-	}
-	indexid = get_relname_relid(existing, get_namespace_oid(TS_DATA_SCHEMA, false));
-	if (OidIsValid(indexid) && get_rel_relkind(indexid) == RELKIND_INDEX &&
-		IndexGetRelation(indexid, false) == relid)
-	{
-		int			ret = SPI_execute(psprintf("DROP INDEX " TS_DATA_SCHEMA ".%s", quote_identifier(existing)),
-									  false, 0);
+		PiIndex    *pi = lfirst(lc);
+		int			ret;
 
+		if (pi->type != type || strcmp(pi->prop, prop) != 0)
+			continue;
+		ret = SPI_execute(psprintf("DROP INDEX " TS_DATA_SCHEMA ".%s", quote_identifier(pi->name)), false, 0);
 		if (ret != SPI_OK_UTILITY)
 			elog(ERROR, "could not drop property index: %s", SPI_result_code_string(ret));
+		found = true;
 	}
-	catalog_delete(relname, prop, type);
+	if (found)
+		catalog_delete(relname, prop, type);
 	SPI_finish();
-	PG_RETURN_BOOL(true);
+	if (found)
+		PG_RETURN_BOOL(true);
+	if (if_exists)
+	{
+		ereport(NOTICE,
+				(errmsg("table \"%s\" has no property index on \"%s\" of type %s, skipping",
+						text_to_cstring(table_name), prop, ts_edm_types[type].name)));
+		PG_RETURN_BOOL(false);
+	}
+	ts_ereport(ERROR, TS_ResourceNotFound,
+			   errmsg("table \"%s\" has no property index on \"%s\" of type %s",
+					  text_to_cstring(table_name), prop, ts_edm_types[type].name));
+	PG_RETURN_BOOL(false);		/* keep the compiler quiet */
 }
 
 /*
@@ -1393,7 +1410,7 @@ property_index_valid(PG_FUNCTION_ARGS)
 	if (index == NULL)
 		PG_RETURN_BOOL(false);
 	ok = index->rd_rel->relkind == RELKIND_INDEX && index->rd_index->indrelid == relid &&
-		check_index(index, key_function(), &iprop, &itype) && itype == type &&
+		check_index(index, key_function(), false, &iprop, &itype) && itype == type &&
 		strcmp(iprop, text_to_cstring(prop)) == 0;
 	relation_close(index, AccessShareLock);
 	PG_RETURN_BOOL(ok);

@@ -207,6 +207,17 @@ SELECT e->>'access' AS access FROM tablestore.explain_query('Pidx', 'W eq 3') e;
 SELECT tablestore.create_property_index('Pidx', 'W', 'Int32') IS NOT NULL AS recreated;
 SELECT property, valid FROM tablestore.list_property_indexes('Pidx') WHERE property = 'W';
 DROP INDEX tablestore_data.:"w_index";
+-- a catalog row naming the key index (the owner renamed indexes) never
+-- drops it: drop_property_index drops the table's property indexes of
+-- that property and type, whatever their names, and nothing else
+SELECT tablestore.create_property_index('Pidx', 'K', 'Int32') AS k_index \gset
+ALTER INDEX tablestore_data.:"k_index" RENAME TO pidx_moved;
+ALTER INDEX tablestore_data.pidx_pk_rk_idx RENAME TO :"k_index";
+SELECT tablestore.drop_property_index('Pidx', 'K', 'Int32');
+SELECT c.relname = :'k_index' AS key_index_kept FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+	JOIN pg_am a ON a.oid = c.relam WHERE i.indrelid = 'tablestore_data.pidx'::regclass AND a.amname = 'tskey';
+SELECT count(*) AS renamed_dropped FROM pg_class WHERE relname = 'pidx_moved';
+ALTER INDEX tablestore_data.:"k_index" RENAME TO pidx_pk_rk_idx;
 
 -- row-level security applies on the index path
 ALTER TABLE tablestore_data.pidx ENABLE ROW LEVEL SECURITY;
@@ -214,6 +225,10 @@ CREATE POLICY p1_only ON tablestore_data.pidx FOR SELECT TO pidx_reader USING (p
 SET ROLE pidx_reader;
 SELECT count(*) = count(*) FILTER (WHERE e->>'PartitionKey' = 'p1') AS only_p1, count(*) > 0 AS some
 FROM tablestore.query_entities('Pidx', 'V lt 5') e;
+-- explain_query tells nothing of the rows the policies hide: no counts
+SELECT e->>'access' AS access, e->'property_index'->'index_entries' AS index_entries,
+	e->'property_index'->'entities' AS entities
+FROM tablestore.explain_query('Pidx', 'V eq 5') e;
 RESET ROLE;
 DROP POLICY p1_only ON tablestore_data.pidx;
 ALTER TABLE tablestore_data.pidx DISABLE ROW LEVEL SECURITY;
