@@ -1404,7 +1404,9 @@ property_index_valid(PG_FUNCTION_ARGS)
 	int			itype;
 	bool		ok;
 
-	if (type < 0 || !OidIsValid(relid))
+	/* only an index of schema tablestore_data is opened (and locked) */
+	if (type < 0 || !OidIsValid(relid) || get_rel_relkind(indexid) != RELKIND_INDEX ||
+		get_rel_namespace(indexid) != get_namespace_oid(TS_DATA_SCHEMA, false))
 		PG_RETURN_BOOL(false);
 	index = try_relation_open(indexid, AccessShareLock);
 	if (index == NULL)
