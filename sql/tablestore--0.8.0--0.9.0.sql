@@ -78,7 +78,7 @@ COMMENT ON FUNCTION tablestore._routed_create_property_index(text, text, text) I
 CREATE FUNCTION tablestore._routed_create_property_index_if_absent(table_name text, property text, edm_type text) RETURNS jsonb
 	AS 'MODULE_PATHNAME', 'routed_call' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION tablestore._routed_create_property_index_if_absent(text, text, text) IS 'internal: create_property_index_if_absent for a scale-out router, with its error as data';
-CREATE FUNCTION tablestore._routed_drop_property_index(table_name text, property text, edm_type text, if_exists boolean) RETURNS jsonb
+CREATE FUNCTION tablestore._routed_drop_property_index(table_name text, property text, edm_type text, if_exists boolean DEFAULT false) RETURNS jsonb
 	AS 'MODULE_PATHNAME', 'routed_call' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION tablestore._routed_drop_property_index(text, text, text, boolean) IS 'internal: drop_property_index for a scale-out router, with its error as data';
 

@@ -412,7 +412,9 @@ property_index_key(PG_FUNCTION_ARGS)
 
 	if (itype < 0)
 		ts_ereport(ERROR, TS_InvalidInput,
-				   errmsg("\"%s\" is not an Edm type", text_to_cstring(type)));
+				   errmsg("\"%.*s\" is not an Edm type",
+						  pg_mbcliplen(VARDATA_ANY(type), VARSIZE_ANY_EXHDR(type), TS_ECHO_LIMIT),
+						  VARDATA_ANY(type)));
 	if (is_system_property(VARDATA_ANY(prop), VARSIZE_ANY_EXHDR(prop)) ||
 		!JB_ROOT_IS_OBJECT(props) ||
 		!ts_filter_lookup(props, VARDATA_ANY(prop), VARSIZE_ANY_EXHDR(prop), &v))
