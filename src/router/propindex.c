@@ -145,10 +145,14 @@ router_drop_property_index(PG_FUNCTION_ARGS)
 	if (named)
 		(void) LockRelease(&name_tag, ExclusiveLock, false);
 	if (!done && if_exists)
+	{
+		/* the nodes accepted the arguments: the type by its full name, as they say it */
+		char	   *type = text_to_cstring(PG_GETARG_TEXT_PP(2));
+
 		ereport(NOTICE,
-				(errmsg("table \"%s\" has no property index on \"%s\" of type %s, skipping",
-						PG_ARGISNULL(0) ? "" : text_to_cstring(PG_GETARG_TEXT_PP(0)),
-						PG_ARGISNULL(1) ? "" : text_to_cstring(PG_GETARG_TEXT_PP(1)),
-						PG_ARGISNULL(2) ? "" : text_to_cstring(PG_GETARG_TEXT_PP(2)))));
+				(errmsg("table \"%s\" has no property index on \"%s\" of type %s%s, skipping",
+						text_to_cstring(PG_GETARG_TEXT_PP(0)), text_to_cstring(PG_GETARG_TEXT_PP(1)),
+						strncmp(type, "Edm.", 4) == 0 ? "" : "Edm.", type)));
+	}
 	PG_RETURN_BOOL(done);
 }
