@@ -13,9 +13,9 @@ OBJS_TSKEY = $(addprefix src/tskey/,handler.o page.o build.o buildsort.o insert.
 OBJS_FILTER = $(addprefix src/filter/,parse.o format.o bind.o) src/edmtext.o
 OBJS_CORE = $(addprefix src/,module.o errors.o utf16.o edm.o key.o entity.o \
 	entityout.o edmvalue.o entityjson.o subxact.o entityrel.o tables.o entityops.o entityspi.o \
-	entitywrite.o batch.o queryplan.o query.o tableacl.o ttl.o)
+	entitywrite.o batch.o queryplan.o query.o propindex.o tableacl.o ttl.o)
 OBJS_ROUTER = $(addprefix src/router/,config.o hash.o locks.o transport.o errors.o \
-	api.o merge.o stream.o ttl.o) src/routedcall.o
+	api.o merge.o stream.o propindex.o ttl.o) src/routedcall.o
 OBJS = $(OBJS_CORE) $(OBJS_FILTER) $(OBJS_TSKEY) $(OBJS_ROUTER)
 DATA_built = sql/tablestore--$(EXTVERSION).sql sql/tablestore_router--$(ROUTERVERSION).sql
 # the base install scripts (0.1.0; the router's 0.4.0) and the upgrade

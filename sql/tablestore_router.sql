@@ -269,6 +269,52 @@ CREATE FUNCTION tablestore_router._get_table_ttl(table_name text)
 REVOKE EXECUTE ON FUNCTION tablestore_router._set_table_ttl(text, integer), tablestore_router._get_table_ttl(text) FROM PUBLIC;
 -- Time to live: end
 
+-- property indexes: begin (issue 26 part 1)
+-- Every node keeps the property indexes of its copy of a table, and every
+-- node's queries use its own.  create_property_index and
+-- drop_property_index run on every node (src/router/propindex.c), and
+-- list_property_indexes lists every node's: one row per index, its size
+-- the sum of the nodes', valid when every node has it valid.
+CREATE FUNCTION tablestore_router._create_property_index(table_name text, property text, edm_type text)
+	RETURNS SETOF jsonb
+	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON ALL;
+	SELECT tablestore._routed_create_property_index_if_absent(table_name, property, edm_type) AS _create_property_index; $$;
+CREATE FUNCTION tablestore_router._create_property_index_on(part integer, table_name text, property text, edm_type text)
+	RETURNS jsonb
+	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON part;
+	SELECT tablestore._routed_create_property_index(table_name, property, edm_type) AS _create_property_index_on; $$;
+CREATE FUNCTION tablestore_router._drop_property_index(table_name text, property text, edm_type text, if_exists boolean)
+	RETURNS SETOF jsonb
+	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON ALL;
+	SELECT tablestore._routed_drop_property_index(table_name, property, edm_type, if_exists) AS _drop_property_index; $$;
+CREATE FUNCTION tablestore_router._drop_property_index_on(part integer, table_name text, property text, edm_type text, if_exists boolean)
+	RETURNS jsonb
+	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON part;
+	SELECT tablestore._routed_drop_property_index(table_name, property, edm_type, if_exists) AS _drop_property_index_on; $$;
+REVOKE EXECUTE ON FUNCTION tablestore_router._create_property_index(text, text, text),
+	tablestore_router._create_property_index_on(integer, text, text, text),
+	tablestore_router._drop_property_index(text, text, text, boolean),
+	tablestore_router._drop_property_index_on(integer, text, text, text, boolean) FROM PUBLIC;
+CREATE FUNCTION tablestore_router._list_property_indexes(table_name text)
+	RETURNS TABLE (table_name text, property text, edm_type text, index_name text, size bigint,
+				   valid boolean, created_at timestamptz)
+	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON ALL;
+	SELECT * FROM tablestore.list_property_indexes(table_name); $$;
+CREATE FUNCTION tablestore.list_property_indexes(table_name text DEFAULT NULL)
+	RETURNS TABLE (table_name text, property text, edm_type text, index_name text, size bigint,
+				   valid boolean, created_at timestamptz)
+	LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp
+AS $$
+	SELECT l.table_name, l.property, l.edm_type, min(l.index_name), sum(l.size)::bigint,
+		bool_and(l.valid) AND count(*) >= (SELECT count(DISTINCT p.node) FROM tablestore_router.partitions() p),
+		min(l.created_at)
+	FROM tablestore_router._list_property_indexes($1) l
+	GROUP BY l.table_name, l.property, l.edm_type
+	ORDER BY l.table_name COLLATE "C", l.property COLLATE "C", l.edm_type COLLATE "C"
+$$;
+COMMENT ON FUNCTION tablestore.list_property_indexes(text) IS 'the property indexes of a table (NULL: of every table): index, size, whether queries can use it';
+-- property indexes: end
+
 -- Service properties (issue 22 item 7): stored in the router's database,
 -- with the functions of extension tablestore (below, copied by the build).
 -- Who may set them: a role that may create tables on the cluster, i.e.

@@ -15,6 +15,7 @@
 
 #include "fmgr.h"
 
+#include "propindex.h"
 #include "tskey/tskey.h"
 #include "ttl.h"
 
@@ -23,7 +24,8 @@ PG_MODULE_MAGIC;
 void		_PG_init(void);
 
 /*
- * _PG_init: set up the tskey access method (tsk_init), and time to live's
+ * _PG_init: set up the tskey access method (tsk_init), the setting
+ * tablestore.property_index (ts_propindex_init), and time to live's
  * settings and, when preloaded, its background worker (ts_ttl_init).
  */
 void
@@ -31,4 +33,5 @@ _PG_init(void)
 {
 	tsk_init();
 	ts_ttl_init();
+	ts_propindex_init();
 }

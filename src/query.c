@@ -61,6 +61,7 @@
 #include "filter/bind.h"
 #include "filter/filter.h"
 #include "queryplan.h"
+#include "propindex.h"
 #include "query.h"
 #include "ttl.h"
 
@@ -168,7 +169,11 @@ query_begin(text *table_name, TsQueryPlan *plan, text *next_pk, text *next_rk,
 	QueryScan  *qs;
 
 	if (!query_table(table_name, &relid, &indexid, &relname))
+	{
+		ts_propindex_plan(relid, plan, top);
 		return query_open(relid, indexid, plan, next_pk, next_rk, select_list, top);
+	}
+	ts_propindex_plan(relid, plan, top);
 
 	/* row-level security applies: read through SQL, under the policies */
 	qs = palloc0(sizeof(QueryScan));
@@ -1074,12 +1079,14 @@ Datum
 explain_query(PG_FUNCTION_ARGS)
 {
 	text	   *table_name = ts_arg_table_name(fcinfo);
+	TsQueryPlan *plan = arg_plan(fcinfo, 1);
 	Oid			relid;
 
 	/* the table must exist and be readable; no lock is kept */
 	relid = ts_table_open(table_name, ACL_SELECT, AccessShareLock, NULL, NULL);
+	ts_propindex_plan(relid, plan, -1);
 	UnlockRelationOid(relid, AccessShareLock);
-	PG_RETURN_JSONB_P(ts_explain_plan(arg_plan(fcinfo, 1)));
+	PG_RETURN_JSONB_P(ts_explain_plan(plan));
 }
 
 /*

@@ -32,6 +32,7 @@
 #include "key.h"
 #include "filter/filter.h"
 #include "queryplan.h"
+#include "propindex.h"
 
 /* Narrow the lower bound of r to "> v" or ">= v". */
 static void
@@ -83,9 +84,9 @@ ts_key_range_is_point(const TsKeyRange *r)
 		r->lo.inclusive && r->hi.inclusive && ts_key_cmp(r->lo.value, r->hi.value) == 0;
 }
 
-/* Whether key v lies in range r. */
-static bool
-key_in_range(const TsKeyRange *r, const text *v)
+/* ts_key_in_range: whether key v lies in range r. */
+bool
+ts_key_in_range(const TsKeyRange *r, const text *v)
 {
 	int			c;
 
@@ -252,7 +253,7 @@ disjunction_points(FilterNode *n, text *pk_eq, const TsKeyRange *pkr, const TsKe
 				return false;
 			pk = pk_eq;
 		}
-		if (!key_in_range(pkr, pk) || !key_in_range(rkr, rk))
+		if (!ts_key_in_range(pkr, pk) || !ts_key_in_range(rkr, rk))
 			continue;
 		all = lappend(all, ts_point_segment(pk, rk));
 	}
@@ -445,7 +446,8 @@ static const char *
 access_kind_name(TsAccessKind kind)
 {
 	static const char *const names[] = {
-		"point", "multi-point", "range", "partition scan", "key range scan", "table scan"
+		"point", "multi-point", "range", "partition scan", "key range scan", "table scan",
+		"property index"
 	};
 
 	return names[kind];
@@ -503,7 +505,7 @@ push_range(JsonbParseState **st, const char *name, const TsKeyRange *r)
 
 /*
  * ts_explain_plan: the plan as JSON: {"access", "partition_key",
- * "row_key", "points", "residual", "empty"}.
+ * "row_key", "points", "residual", "property_index", "empty"}.
  */
 Jsonb *
 ts_explain_plan(const TsQueryPlan *plan)
@@ -554,6 +556,8 @@ ts_explain_plan(const TsQueryPlan *plan)
 	}
 	else
 		push_key(&st, "residual", NULL, 0);
+
+	ts_propindex_explain(&st, plan);
 
 	v.type = jbvString;
 	v.val.string.val = "empty";

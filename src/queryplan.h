@@ -22,7 +22,9 @@ typedef enum TsAccessKind
 	TS_ACCESS_RANGE,			/* PartitionKey eq and RowKey bounds */
 	TS_ACCESS_PARTITION,		/* PartitionKey eq */
 	TS_ACCESS_KEY_RANGE,		/* PartitionKey bounds */
-	TS_ACCESS_TABLE				/* everything, in key order */
+	TS_ACCESS_TABLE,			/* everything, in key order */
+	TS_ACCESS_PROPERTY_INDEX	/* the keys a property index yields, probed
+								 * in key order (propindex.c) */
 } TsAccessKind;
 
 /* One end of a key range; value NULL: unbounded. */
@@ -56,12 +58,15 @@ typedef struct TsQueryPlan
 	List	   *points;			/* TsScanSegment per point, in key order */
 	FilterNode *residual;		/* what the scan leaves to check, or NULL */
 	bool		empty;			/* the bounds contradict: nothing matches */
+	struct TsPropIndexUse *propindex;	/* a property index used or
+										 * considered (propindex.c) */
 } TsQueryPlan;
 
 extern TsQueryPlan *ts_plan_query(FilterNode *filter);
 extern List *ts_plan_segments(const TsQueryPlan *plan, text *next_pk, text *next_rk);
 extern Jsonb *ts_explain_plan(const TsQueryPlan *plan);
 extern bool ts_key_range_is_point(const TsKeyRange *r);
+extern bool ts_key_in_range(const TsKeyRange *r, const text *v);
 extern TsScanSegment *ts_point_segment(text *pk, text *rk);
 
 #endif							/* TS_QUERYPLAN_H */

@@ -68,7 +68,8 @@ routed_target(FunctionCallInfo fcinfo)
 	t = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(RoutedTarget));
 	fmgr_info_cxt(fn, &t->flinfo, fcinfo->flinfo->fn_mcxt);
 	t->rettype = get_func_rettype(fn);
-	if (t->rettype != JSONBOID && t->rettype != BOOLOID && t->rettype != INT4OID && t->rettype != VOIDOID)
+	if (t->rettype != JSONBOID && t->rettype != BOOLOID && t->rettype != INT4OID &&
+		t->rettype != VOIDOID && t->rettype != TEXTOID)
 		elog(ERROR, "routed_call cannot answer for a function returning type %u", t->rettype);
 	fcinfo->flinfo->fn_extra = t;
 	return t;
@@ -130,6 +131,18 @@ int4_answer(int32 n)
 	return JsonbPGetDatum(JsonbValueToJsonb(&v));
 }
 
+/* a text as a jsonb string */
+static Datum
+text_answer(text *t)
+{
+	JsonbValue	v;
+
+	v.type = jbvString;
+	v.val.string.val = VARDATA_ANY(t);
+	v.val.string.len = VARSIZE_ANY_EXHDR(t);
+	return JsonbPGetDatum(JsonbValueToJsonb(&v));
+}
+
 /* a call of the target, run by ts_run_in_subtransaction */
 typedef struct RoutedInvoke
 {
@@ -176,5 +189,7 @@ routed_call(PG_FUNCTION_ARGS)
 		PG_RETURN_DATUM(bool_answer(DatumGetBool(inv.result)));
 	if (t->rettype == INT4OID)
 		PG_RETURN_DATUM(int4_answer(DatumGetInt32(inv.result)));
+	if (t->rettype == TEXTOID)
+		PG_RETURN_DATUM(text_answer(DatumGetTextPP(inv.result)));
 	PG_RETURN_DATUM(inv.result);
 }

@@ -20,7 +20,7 @@ set -u
 cd "$(dirname "$0")/.."
 . tools/lib.sh
 
-TESTS="${ROUTER_TESTS:-entities keys queries batch json_output validation service_forms router router_acl router_ttl}"
+TESTS="${ROUTER_TESTS:-entities keys queries batch json_output validation service_forms router router_acl router_ttl router_propindex}"
 DIR=$(ts_cluster_dir tsrouter)
 status=0
 trap 'ts_stop_cluster "$DIR"; ts_rm_cluster_dir "$DIR"' EXIT
@@ -90,7 +90,7 @@ psql -X -At -d tablestore -c "$sigs" > "$OUT/router.sigs" &&
 	psql -X -At -h "$DIR/shard0" -d tablestore -c "$sigs" > "$OUT/node.sigs" || status=1
 extra=$(comm -23 "$OUT/router.sigs" "$OUT/node.sigs")
 node_only=$(comm -13 "$OUT/router.sigs" "$OUT/node.sigs" | sed 's/(.*//' | tr '\n' ' ')
-want="_check_entity_relation _ddl_command_end _routed_create_table _routed_create_table_if_absent _routed_delete_entity _routed_delete_table _routed_delete_table_if_exists _routed_execute_batch _routed_explain_query _routed_get_entity _routed_get_table_acl _routed_get_table_ttl _routed_insert_entity _routed_insert_or_merge_entity _routed_insert_or_replace_entity _routed_list_tables _routed_merge_entity _routed_query_check _routed_query_entities_page _routed_query_entities_page_json _routed_query_page _routed_set_table_acl _routed_set_table_ttl _routed_update_entity _sql_drop _tables_deleted _tables_deleted_ttl _ttl_catalog_changed create_table_if_absent delete_table_if_exists key_is_valid sweep_expired tskey_handler verify_index "
+want="_check_entity_relation _ddl_command_end _property_index_sql_drop _property_index_valid _property_indexes_tables_deleted _routed_create_property_index _routed_create_property_index_if_absent _routed_create_table _routed_create_table_if_absent _routed_delete_entity _routed_delete_table _routed_delete_table_if_exists _routed_drop_property_index _routed_execute_batch _routed_explain_query _routed_get_entity _routed_get_table_acl _routed_get_table_ttl _routed_insert_entity _routed_insert_or_merge_entity _routed_insert_or_replace_entity _routed_list_tables _routed_merge_entity _routed_query_check _routed_query_entities_page _routed_query_entities_page_json _routed_query_page _routed_set_table_acl _routed_set_table_ttl _routed_update_entity _sql_drop _tables_deleted _tables_deleted_ttl _ttl_catalog_changed create_property_index_if_absent create_table_if_absent delete_table_if_exists key_is_valid property_index_key sweep_expired tskey_handler verify_index "
 if [ -n "$extra" ] || [ "$node_only" != "$want" ]; then
 	echo "router API: differs from a node's"
 	echo "on the router only, or with another signature: $extra"

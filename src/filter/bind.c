@@ -95,23 +95,8 @@ ts_filter_parse(const char *text, int len)
 	return NULL;				/* keep the compiler quiet */
 }
 
-/*
- * A property value with its Edm type, decoded as evaluation needs it.  Only
- * a value in the stored form decodes: rows written with plain SQL can hold
- * anything, and a value that is not of its type counts as absent, so that no
- * stored byte can make a filter fail: a DateTime before 1601, or a
- * Timestamp (ts) outside 1601 to 9999, is no DateTime and counts as absent.
- */
-typedef struct Value
-{
-	TsEdmType	type;
-	const char *str;			/* String, Binary's base64 */
-	int			len;
-	int64		i64;			/* Int32, Int64; DateTime's ticks */
-	double		d;				/* Double */
-	bool		b;				/* Boolean */
-	uint8		guid[16];		/* Guid */
-} Value;
+/* A property value with its Edm type, decoded (bind.h). */
+typedef TsFilterValue Value;
 
 static bool decode_value(const JsonbValue *jv, Value *v);
 
@@ -188,6 +173,21 @@ lookup(const TsFilterRow *row, const char *name, int namelen, Value *v)
 		v->type = (TsEdmType) type;
 	}
 	return decode_value(jv, v);
+}
+
+/*
+ * ts_filter_lookup: property name of stored properties props, typed and
+ * decoded exactly as a filter's comparison sees it; false if it counts as
+ * absent.  The property indexes (propindex.c) key entities by this, so that
+ * an index agrees with the filter on every stored byte.
+ */
+bool
+ts_filter_lookup(Jsonb *props, const char *name, int namelen, TsFilterValue *v)
+{
+	TsFilterRow row = {0};
+
+	row.props = props;
+	return lookup(&row, name, namelen, v);
 }
 
 /*

@@ -40,8 +40,10 @@ my $standby = PostgreSQL::Test::Cluster->new('standby');
 $standby->init_from_backup($primary, 'base', has_streaming => 1);
 $standby->start;
 
-# more work on the primary while the standby streams
+# more work on the primary while the standby streams; a property index
+# (a btree) replays with the rest
 $primary->safe_psql('postgres', q{
+SELECT tablestore.create_property_index('Replicated', 'N', 'Int32');
 SELECT count(tablestore.insert_entity('Replicated', jsonb_build_object(
 	'PartitionKey', 'p' || (i % 20), 'RowKey', 'n' || lpad(i::text, 8, '0') || repeat('😀', i % 30), 'N', i)))
 FROM generate_series(1, 6000) i;
@@ -81,7 +83,8 @@ $primary->wait_for_catchup($standby, 'replay', $primary->lsn('insert'));
 
 my ($rc, $out, $err) = $standby->psql('postgres', q{
 	SELECT tablestore.verify_index(indexrelid::regclass) FROM pg_index
-		WHERE indrelid = 'tablestore_data.replicated'::regclass;
+		WHERE indrelid = 'tablestore_data.replicated'::regclass
+		AND indexrelid IN (SELECT c.oid FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE a.amname = 'tskey');
 	SELECT tablestore.verify_index('tdx_key');});
 is($rc, 0, 'verify_index passes on the standby') or diag($err);
 
@@ -91,6 +94,9 @@ for my $q (
 	q{SELECT md5(string_agg(e::text, '|')) FROM tablestore.query_entities('Replicated', 'PartitionKey eq ''p7'' and RowKey ge ''n00003000''') e},
 	q{SELECT md5(string_agg(e::text, '|')) FROM tablestore.query_entities('Replicated', 'PartitionKey gt ''p1'' and N lt 100') e},
 	q{SELECT tablestore.get_entity('Replicated', 'p1', 'batch42')::text},
+	# through the property index (explain says so) on both
+	q{SELECT tablestore.explain_query('Replicated', 'N lt 10 or N eq 2999')->>'access' || ' '
+		|| md5(string_agg(e::text, '|')) FROM tablestore.query_entities('Replicated', 'N lt 10 or N eq 2999') e},
 	q{SELECT count(*) FROM tablestore_data.replicated},
 	q{SET enable_seqscan = off; SELECT md5(string_agg(v::text, ',' ORDER BY pk DESC, rk DESC)) FROM tdx})
 {
@@ -98,6 +104,8 @@ for my $q (
 	my $b = $standby->safe_psql('postgres', $q);
 	ok($a ne '' && $a eq $b, "the same answer on both: $q");
 }
+like($standby->safe_psql('postgres', q{SELECT tablestore.explain_query('Replicated', 'N lt 10 or N eq 2999')->>'access'}),
+	qr/^property index$/, 'the standby uses the replayed property index');
 like(
 	$standby->safe_psql('postgres', q{
 		SET enable_seqscan = off; SET enable_bitmapscan = off; SET search_path = public, tablestore;
@@ -118,7 +126,9 @@ for my $w (
 	q{INSERT INTO tablestore_data.replicated VALUES ('s', '3', now(), '{}')},
 	q{SELECT tablestore.delete_table('Replicated')},
 	q{DROP TABLE tablestore_data.replicated},
-	q{SELECT tablestore.create_table('Standby')})
+	q{SELECT tablestore.create_table('Standby')},
+	q{SELECT tablestore.create_property_index('Replicated', 'M', 'Int32')},
+	q{SELECT tablestore.drop_property_index('Replicated', 'N', 'Int32')})
 {
 	($rc, $out, $err) = $standby->psql('postgres', "\\set VERBOSITY sqlstate\n$w");
 	like($err, qr/^(psql:<stdin>:\d+: )?ERROR:  25006$/, "refused with 25006 on the standby: $w");

@@ -1,5 +1,5 @@
-# test/t/003_dump_restore.pl: tables, entities, stored access policies and
-# service properties survive pg_dump and
+# test/t/003_dump_restore.pl: tables, entities, stored access policies,
+# property indexes and service properties survive pg_dump and
 # pg_restore into another database, and the restored tables work: the
 # catalog knows them, the key index serves queries in key order, writes and
 # errors behave as before.
@@ -29,6 +29,8 @@ SELECT tablestore.set_service_properties('{"Cors": [{"AllowedOrigins": "http://a
 SELECT tablestore.set_table_acl('Employees', '[{"Id": "readers", "Expiry": "2099-01-01T00:00:00.1234567Z", "Permission": "r"}]');
 SELECT tablestore.set_table_acl('AuditLog', '[{"Id": "audit", "Permission": "a"}]');
 SELECT tablestore.set_table_ttl('AuditLog', 86400);
+SELECT tablestore.create_property_index('Employees', 'Age', 'Int32');
+SELECT tablestore.create_property_index('Employees', 'Name', 'String');
 SELECT tablestore.create_table('tab' || i) FROM generate_series(1, 20) i;
 SELECT tablestore.set_table_acl('tab' || i, format('[{"Id": "p%s"}]', i)::jsonb) FROM generate_series(1, 20) i;
 });
@@ -64,7 +66,13 @@ for my $q (
 	# a table's time to live (catalog tablestore.tables)
 	q{SELECT tablestore.get_table_ttl('AuditLog')},
 	# and the account's service properties
-	q{SELECT tablestore.get_service_properties()->'Cors' WHERE tablestore.get_service_properties()->'Cors' <> '[]'})
+	q{SELECT tablestore.get_service_properties()->'Cors' WHERE tablestore.get_service_properties()->'Cors' <> '[]'},
+	# the property indexes (catalog tablestore.property_indexes and the
+	# indexes themselves), valid, and used by a selective filter
+	q{SELECT string_agg(concat_ws(' ', table_name, property, edm_type, index_name, valid), ',' ORDER BY property)
+		FROM tablestore.list_property_indexes() WHERE valid},
+	q{SELECT tablestore.explain_query('Employees', 'Age eq 30')->>'access'
+		|| ' ' || md5(string_agg(e::text, '|')) FROM tablestore.query_entities('Employees', 'Age eq 30 or Age ge 68') e})
 {
 	my $a = $node->safe_psql('src', $q);
 	my $b = $node->safe_psql('dst', $q);

@@ -21,6 +21,7 @@
 #   batch_parity_test.py  an operation in a batch means what it means alone
 #   numbers_test.py  numbers reach the client as the database wrote them
 #   ttl_test.py    time to live: expired entities are 404 and absent
+#   propindex_test.py  a filter's pages with and without property indexes
 #   cors_test.sh   service properties and CORS, with a gateway of its own
 #   load_test.mjs  concurrent clients for a bounded time
 #   pool_test.sh   the gateway with one connection
@@ -175,6 +176,8 @@ step('numbers as the database wrote them, in every answer', {},
 	'/usr/bin/python3', 'test/gateway/numbers_test.py');
 step('time to live: expired entities are gone through the gateway', {},
 	'/usr/bin/python3', 'test/gateway/ttl_test.py');
+step('property indexes: the same pages with and without them', {},
+	'/usr/bin/python3', 'test/gateway/propindex_test.py');
 step('service properties and CORS (own gateway, restarted)', {}, 'bash', 'test/gateway/cors_test.sh');
 step('service properties and CORS, host-style', { GW_STYLE => 'host' }, 'bash', 'test/gateway/cors_test.sh');
 step('load', {}, 'node', 'test/gateway/load_test.mjs');
