@@ -20,6 +20,13 @@
  * A request waits at most pool_wait_ms for a free connection and is then
  * answered 503 ServerBusy: that is the back-pressure.
  *
+ * With --secondary-db each account also has a pool on the hot standby
+ * (--secondary-pool connections, the same login role, role mapping and
+ * database names): every call of a request addressed to
+ * <account>-secondary runs there, and no other call does.  The standby may
+ * be down at start-up and come and go later: its pool then answers 503 and
+ * the primary's pools are untouched (secondary.c has the rest).
+ *
  *-------------------------------------------------------------------------
  */
 #include <errno.h>
@@ -84,6 +91,10 @@ static const Stmt stmts[] = {
 	{"service_props_cors",
 		"SELECT CASE WHEN pg_catalog.set_config('lock_timeout', '250ms', true) IS NOT NULL "
 		"THEN tablestore.get_service_properties()::text END", 0},
+	/* Get Service Stats at the secondary (secondary.c): whole seconds */
+	{"replication_status",
+		"SELECT status, pg_catalog.floor(pg_catalog.date_part('epoch', last_sync_time))::int8 "
+		"FROM tablestore.replication_status()", 0},
 };
 
 #define NSTMTS (sizeof(stmts) / sizeof(stmts[0]))
@@ -103,7 +114,9 @@ static int	nerrinfo;
 /* The connections of one account's database. */
 typedef struct DbPool
 {
-	const char *database;		/* NULL: the database of --db */
+	const char *conninfo;		/* --db, or --secondary-db */
+	int			size;			/* connections at most */
+	const char *database;		/* NULL: the database of the conninfo */
 	PGconn	  **conn;
 	bool	   *busy;
 	int			nfree;
@@ -119,9 +132,9 @@ typedef struct DbPool
 static PGconn *
 connect_one(DbPool *p)
 {
-	/* --db's options, its database replaced by the account's */
+	/* --db's (--secondary-db's) options, its database replaced by the account's */
 	const char *keys[] = {"dbname", p->database ? "dbname" : NULL, NULL};
-	const char *vals[] = {gw_config.conninfo, p->database, NULL};
+	const char *vals[] = {p->conninfo, p->database, NULL};
 	PGconn	   *c = PQconnectdbParams(keys, vals, 1);
 	PGresult   *res;
 	char		sql[128];
@@ -162,30 +175,39 @@ connect_one(DbPool *p)
 }
 
 /*
- * pool_new: the pool of an account, its first connection open (so that a
- * database that cannot be reached or lacks the extension stops the
- * start-up).  NULL (logged) on failure.
+ * pool_new: a pool of size connections to an account's database on the
+ * server of conninfo, its first connection open.  For the primary
+ * (required) a database that cannot be reached or lacks the extension
+ * stops the start-up: NULL (logged).  The secondary's pool is made
+ * whatever the standby's state, which is only logged: a standby that is
+ * down must not keep the primary from being served, and its pool connects
+ * when it is next used.
  */
 static DbPool *
-pool_new(Account *a)
+pool_new(Account *a, const char *conninfo, int size, bool required)
 {
 	DbPool	   *p = xmalloc(sizeof(DbPool));
 
 	memset(p, 0, sizeof(*p));
+	p->conninfo = conninfo;
+	p->size = size;
 	p->database = a->database;
-	p->conn = calloc(gw_config.pool_size, sizeof(PGconn *));
-	p->busy = calloc(gw_config.pool_size, sizeof(bool));
+	p->conn = calloc(size, sizeof(PGconn *));
+	p->busy = calloc(size, sizeof(bool));
 	if (p->conn == NULL || p->busy == NULL)
 		return NULL;
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->cond, NULL);
-	p->nfree = gw_config.pool_size;
+	p->nfree = size;
 	p->conn[0] = connect_one(p);
-	if (p->conn[0] == NULL)
+	if (p->conn[0] == NULL && required)
 	{
 		fprintf(stderr, "tablestore-gateway: cannot serve account \"%s\"\n", a->name);
 		return NULL;
 	}
+	if (p->conn[0] == NULL)
+		fprintf(stderr, "tablestore-gateway: the secondary of account \"%s\" cannot be reached now; "
+				"its reads are answered 503 until it can\n", a->name);
 	return p;
 }
 
@@ -226,7 +248,11 @@ db_init(void)
 	{
 		Account    *a = &gw_config.accounts[i];
 
-		if ((a->pool = pool_new(a)) == NULL)
+		if ((a->pool = pool_new(a, gw_config.conninfo, gw_config.pool_size, true)) == NULL)
+			rc = 1;
+		else if (gw_config.secondary_conninfo != NULL &&
+				 (a->secondary = pool_new(a, gw_config.secondary_conninfo,
+										  gw_config.secondary_pool_size, false)) == NULL)
 			rc = 1;
 		else if ((ids[i] = identity(a->pool->conn[0])) == NULL)
 		{
@@ -298,7 +324,7 @@ pool_get(DbPool *p)
 		}
 	}
 	/* prefer a slot with an open connection */
-	for (int i = 0; i < gw_config.pool_size; i++)
+	for (int i = 0; i < p->size; i++)
 		if (!p->busy[i] && (slot < 0 || (p->conn[i] != NULL && p->conn[slot] == NULL)))
 			slot = i;
 	p->busy[slot] = true;
@@ -371,6 +397,8 @@ map_error(PGresult *res, PGconn *c, DbErr *err)
 	err->batch_index = -1;
 	/* administrator shutdown or crash recovery: the transaction was rolled back */
 	err->retry = state != NULL && strncmp(state, "57P0", 4) == 0;
+	if (state != NULL)
+		snprintf(err->sqlstate, sizeof(err->sqlstate), "%s", state);
 	if (primary == NULL)
 		primary = PQerrorMessage(c);
 	if (primary && strncmp(primary, "batch operation ", 16) == 0)
@@ -583,7 +611,8 @@ run_call(PGconn *c, const char *role, const char *stmt, int nparams,
 static bool
 pool_call(Req *r, const char *stmt, int nparams, const char *const *values, Call *call, DbErr *err)
 {
-	DbPool	   *p = r->acct->pool;
+	/* a request at <account>-secondary reads the standby, when there is one */
+	DbPool	   *p = r->secondary && r->acct->secondary ? r->acct->secondary : r->acct->pool;
 	bool		ok = false;
 
 	/*
@@ -617,12 +646,27 @@ pool_call(Req *r, const char *stmt, int nparams, const char *const *values, Call
 		if (p->conn[slot] == NULL)
 		{
 			pool_put(p, slot);
+			err->unreachable = true;
 			set_err(err, "ServerBusy", 503,
 					"The server is currently unable to receive requests. Please retry your request.",
 					"cannot connect to the database");
 			return false;
 		}
 		ok = run_call(p->conn[slot], r->bearer ? r->role : r->acct->role, stmt, nparams, values, call, err);
+
+		/*
+		 * On the standby a statement that held back the replay longer than
+		 * max_standby_streaming_delay is cancelled (40001, conflict with
+		 * recovery): nothing was applied and the session goes on, so the
+		 * request gets one more try there with a new snapshot; a second
+		 * conflict is 503 ServerBusy (map_error).
+		 */
+		if (!ok && p == r->acct->secondary && strcmp(err->sqlstate, "40001") == 0 &&
+			attempt == 0 && call->delivered == 0)
+		{
+			pool_put(p, slot);
+			continue;
+		}
 		if (!ok && err->retry && p->conn[slot] != NULL)
 		{
 			/* the session is over even if libpq has not noticed yet */
