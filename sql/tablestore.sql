@@ -912,7 +912,11 @@ COMMENT ON FUNCTION tablestore.set_service_properties(jsonb) IS 'set the account
 --     commit time of the last transaction replayed
 --     (pg_last_xact_replay_timestamp(), which stops while the replay is
 --     paused); NULL when neither is known or on a server that is no
---     standby.  Both times are the primary's clock.
+--     standby.  Both times are the primary's clock.  A WAL receiver that
+--     has just started sets last_msg_send_time (and the receipt time) to
+--     its own start and keeps the previous receiver's latest_end_lsn until
+--     the primary's first message: until then (send and receipt times
+--     equal) the message time is not used.
 --   replay_lsn, primary_lsn (latest_end_lsn), replay_paused: what it was
 --     computed from.
 -- SECURITY DEFINER: pg_stat_wal_receiver shows its columns to members of
@@ -925,6 +929,7 @@ CREATE FUNCTION tablestore.replication_status(OUT status text, OUT last_sync_tim
 DECLARE
 	rcv_status text;
 	rcv_sent timestamptz;
+	rcv_received timestamptz;
 BEGIN
 	IF NOT pg_is_in_recovery() THEN
 		status := 'unavailable';
@@ -932,12 +937,13 @@ BEGIN
 	END IF;
 	-- the receiver first: the replay only advances, so a replay position
 	-- read after it is at least where it was when the primary's was sent
-	SELECT r.status, r.latest_end_lsn, r.last_msg_send_time INTO rcv_status, primary_lsn, rcv_sent
+	SELECT r.status, r.latest_end_lsn, r.last_msg_send_time, r.last_msg_receipt_time
+		INTO rcv_status, primary_lsn, rcv_sent, rcv_received
 		FROM pg_stat_wal_receiver r;
 	replay_lsn := pg_last_wal_replay_lsn();
 	replay_paused := pg_get_wal_replay_pause_state() <> 'not paused';
 	last_sync_time := pg_last_xact_replay_timestamp();
-	IF primary_lsn IS NOT NULL AND replay_lsn >= primary_lsn THEN
+	IF replay_lsn >= primary_lsn AND rcv_sent <> rcv_received THEN
 		last_sync_time := greatest(last_sync_time, rcv_sent);
 	END IF;
 	status := CASE WHEN rcv_status IS NULL THEN 'unavailable'

@@ -11,6 +11,7 @@ CREATE FUNCTION tablestore.replication_status(OUT status text, OUT last_sync_tim
 DECLARE
 	rcv_status text;
 	rcv_sent timestamptz;
+	rcv_received timestamptz;
 BEGIN
 	IF NOT pg_is_in_recovery() THEN
 		status := 'unavailable';
@@ -18,12 +19,13 @@ BEGIN
 	END IF;
 	-- the receiver first: the replay only advances, so a replay position
 	-- read after it is at least where it was when the primary's was sent
-	SELECT r.status, r.latest_end_lsn, r.last_msg_send_time INTO rcv_status, primary_lsn, rcv_sent
+	SELECT r.status, r.latest_end_lsn, r.last_msg_send_time, r.last_msg_receipt_time
+		INTO rcv_status, primary_lsn, rcv_sent, rcv_received
 		FROM pg_stat_wal_receiver r;
 	replay_lsn := pg_last_wal_replay_lsn();
 	replay_paused := pg_get_wal_replay_pause_state() <> 'not paused';
 	last_sync_time := pg_last_xact_replay_timestamp();
-	IF primary_lsn IS NOT NULL AND replay_lsn >= primary_lsn THEN
+	IF replay_lsn >= primary_lsn AND rcv_sent <> rcv_received THEN
 		last_sync_time := greatest(last_sync_time, rcv_sent);
 	END IF;
 	status := CASE WHEN rcv_status IS NULL THEN 'unavailable'
