@@ -100,7 +100,8 @@ sub call
 		'Accept' => 'application/json;odata=nometadata',
 		'DataServiceVersion' => '3.0',
 		'Authorization' => "SharedKeyLite $acct:$sig");
-	$h{'Content-Type'} = 'application/json' if defined $body;
+	$h{'Content-Type'} = $body =~ /^--batch_q/ ? 'multipart/mixed; boundary=batch_q' : 'application/json'
+	  if defined $body;
 	return $http->request($method, "http://127.0.0.1:$port$path",
 		{ headers => \%h, defined $body ? (content => $body) : () });
 }
@@ -134,6 +135,19 @@ sub get
 {
 	my ($port, $prefix, $rk) = @_;
 	return call($port, 'GET', "$prefix/sec(PartitionKey='p',RowKey='$rk')")->{status};
+}
+
+# batch_get(PORT, PATH_PREFIX, RK): the status line of the answer to a
+# $batch (at PATH_PREFIX) whose one operation reads entity (p, RK): the
+# service's query in a batch, the one batch a secondary serves
+sub batch_get
+{
+	my ($port, $prefix, $rk) = @_;
+	my $body = "--batch_q\r\nContent-Type: application/http\r\nContent-Transfer-Encoding: binary\r\n\r\n"
+	  . "GET http://127.0.0.1:$port/$acct/sec(PartitionKey='p',RowKey='$rk') HTTP/1.1\r\n"
+	  . "Accept: application/json;odata=nometadata\r\n\r\n\r\n--batch_q--\r\n";
+	my $r = call($port, 'POST', "$prefix/\$batch", $body);
+	return "$r->{status} " . ($r->{content} =~ m{HTTP/1\.1 (\d+)} ? $1 : '?');
 }
 
 # catch_up: wait until the standby has replayed all the primary wrote
@@ -191,6 +205,8 @@ my ($st2, $tp) = stats($port);
 is(insert($port, $P, '2'), 201, 'insert at the primary while the replay is paused');
 is(get($port, $P, '2'), 200, 'read at the primary');
 is(get($port, $S, '2'), 404, 'not yet at the secondary: its reads go to the standby');
+is(batch_get($port, $P, '2'), '202 200', 'a batch query at the primary finds it');
+is(batch_get($port, $S, '2'), '202 404', 'a batch query at the secondary does not: it reads the standby');
 for my $i (1 .. 100)
 {
 	last if time > $tp + 2;
