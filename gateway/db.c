@@ -25,7 +25,13 @@
  * database names): every call of a request addressed to
  * <account>-secondary runs there, and no other call does.  The standby may
  * be down at start-up and come and go later: its pool then answers 503 and
- * the primary's pools are untouched (secondary.c has the rest).
+ * the primary's pools are untouched (secondary.c has the rest).  A standby
+ * that does not answer at all (a host cut off) must not hold the HTTP
+ * threads the primary's requests need: its connections give up after
+ * SECONDARY_CONNECT_TIMEOUT seconds unless its conninfo says otherwise, and
+ * once an attempt has failed its pool tries again one request at a time,
+ * at most once per SECONDARY_REST_MS, answering the others 503 at once
+ * (pool_connect).
  *
  *-------------------------------------------------------------------------
  */
@@ -46,6 +52,11 @@
 #include "config.h"
 #include "reqtypes.h"
 #include "response.h"
+
+/* the standby's connection attempts (seconds; its conninfo may say otherwise) */
+#define SECONDARY_CONNECT_TIMEOUT "5"
+/* after a failed one, how long its pool answers 503 without trying */
+#define SECONDARY_REST_MS 1000
 
 typedef struct Stmt
 {
@@ -117,6 +128,10 @@ typedef struct DbPool
 	const char *conninfo;		/* --db, or --secondary-db */
 	int			size;			/* connections at most */
 	const char *database;		/* NULL: the database of the conninfo */
+	bool		optional;		/* the standby's: may be down (db.c header) */
+	bool		down;			/* optional: the last attempt failed */
+	struct timespec rest_until; /* down: no attempt before */
+	bool		connecting;		/* down: an attempt is under way */
 	PGconn	  **conn;
 	bool	   *busy;
 	int			nfree;
@@ -132,9 +147,13 @@ typedef struct DbPool
 static PGconn *
 connect_one(DbPool *p)
 {
-	/* --db's (--secondary-db's) options, its database replaced by the account's */
-	const char *keys[] = {"dbname", p->database ? "dbname" : NULL, NULL};
-	const char *vals[] = {p->conninfo, p->database, NULL};
+	/*
+	 * --db's (--secondary-db's) options, its database replaced by the
+	 * account's; the standby's with a connect_timeout that its conninfo,
+	 * which comes later, may override
+	 */
+	const char *keys[] = {"connect_timeout", "dbname", p->database ? "dbname" : NULL, NULL};
+	const char *vals[] = {p->optional ? SECONDARY_CONNECT_TIMEOUT : NULL, p->conninfo, p->database, NULL};
 	PGconn	   *c = PQconnectdbParams(keys, vals, 1);
 	PGresult   *res;
 	char		sql[128];
@@ -175,6 +194,55 @@ connect_one(DbPool *p)
 }
 
 /*
+ * pool_connect: open a connection of a pool.  For the standby's, once an
+ * attempt has failed (down) one attempt at a time and none within
+ * SECONDARY_REST_MS of the last failure, until one succeeds: a standby that
+ * does not answer then holds one HTTP thread at a time, for at most its
+ * connect_timeout, and the other reads there are 503 at once.  NULL when
+ * there is no connection.
+ */
+static PGconn *
+pool_connect(DbPool *p)
+{
+	struct timespec now;
+	PGconn	   *c;
+	bool		probe = false;
+
+	if (!p->optional)
+		return connect_one(p);
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	pthread_mutex_lock(&p->lock);
+	if (p->down)
+	{
+		if (p->connecting || now.tv_sec < p->rest_until.tv_sec ||
+			(now.tv_sec == p->rest_until.tv_sec && now.tv_nsec < p->rest_until.tv_nsec))
+		{
+			pthread_mutex_unlock(&p->lock);
+			return NULL;
+		}
+		p->connecting = probe = true;
+	}
+	pthread_mutex_unlock(&p->lock);
+	c = connect_one(p);
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	now.tv_sec += SECONDARY_REST_MS / 1000;
+	now.tv_nsec += (long) (SECONDARY_REST_MS % 1000) * 1000000L;
+	if (now.tv_nsec >= 1000000000L)
+	{
+		now.tv_sec++;
+		now.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&p->lock);
+	if (probe)
+		p->connecting = false;
+	p->down = c == NULL;
+	if (c == NULL)
+		p->rest_until = now;
+	pthread_mutex_unlock(&p->lock);
+	return c;
+}
+
+/*
  * pool_new: a pool of size connections to an account's database on the
  * server of conninfo, its first connection open.  For the primary
  * (required) a database that cannot be reached or lacks the extension
@@ -191,6 +259,7 @@ pool_new(Account *a, const char *conninfo, int size, bool required)
 	memset(p, 0, sizeof(*p));
 	p->conninfo = conninfo;
 	p->size = size;
+	p->optional = !required;
 	p->database = a->database;
 	p->conn = calloc(size, sizeof(PGconn *));
 	p->busy = calloc(size, sizeof(bool));
@@ -199,7 +268,7 @@ pool_new(Account *a, const char *conninfo, int size, bool required)
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->cond, NULL);
 	p->nfree = size;
-	p->conn[0] = connect_one(p);
+	p->conn[0] = pool_connect(p);
 	if (p->conn[0] == NULL && required)
 	{
 		fprintf(stderr, "tablestore-gateway: cannot serve account \"%s\"\n", a->name);
@@ -642,7 +711,7 @@ pool_call(Req *r, const char *stmt, int nparams, const char *const *values, Call
 			p->conn[slot] = NULL;
 		}
 		if (p->conn[slot] == NULL)
-			p->conn[slot] = connect_one(p);
+			p->conn[slot] = pool_connect(p);
 		if (p->conn[slot] == NULL)
 		{
 			pool_put(p, slot);

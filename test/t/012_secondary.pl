@@ -20,6 +20,7 @@ use strict;
 use warnings;
 use Digest::SHA qw(hmac_sha256_base64);
 use HTTP::Tiny;
+use IO::Socket::INET;
 use IPC::Run;
 use MIME::Base64;
 use POSIX qw(strftime);
@@ -61,6 +62,7 @@ my $pdb = 'host=' . $primary->host . ' port=' . $primary->port . ' dbname=sec us
 my $sdb = 'host=' . $standby->host . ' port=' . $standby->port . ' dbname=sec user=gws';
 
 # start_gateway(NAME, OPTIONS...): a gateway for devstoreaccount1; its port
+# (undef, when it is not listening within 30 s: the caller fails)
 my %gateways;
 sub start_gateway
 {
@@ -75,7 +77,8 @@ sub start_gateway
 		last unless $h->pumpable;
 		usleep(100_000);
 	}
-	BAIL_OUT("gateway $name did not start: " . PostgreSQL::Test::Utils::slurp_file("$work/$name.log"));
+	diag("gateway $name did not start: " . PostgreSQL::Test::Utils::slurp_file("$work/$name.log"));
+	return undef;
 }
 
 my $acct = 'devstoreaccount1';
@@ -156,7 +159,8 @@ sub catch_up
 	$primary->wait_for_catchup($standby, 'replay', $primary->lsn('insert'));
 }
 
-my $port = start_gateway('gw', '--secondary-db', $sdb, '--pool', '2', '--pool-wait-ms', '3000');
+my $port = start_gateway('gw', '--secondary-db', $sdb, '--pool', '2', '--pool-wait-ms', '3000')
+  // BAIL_OUT('the gateway did not start');
 my $P = "/$acct";
 my $S = "/$acct-secondary";
 
@@ -246,9 +250,46 @@ ok($r->{status} == 503 && $r->{content} =~ /ServerBusy/, 'the standby down: 503 
 is(get($port, $P, '1'), 200, 'the primary still serves');
 my ($st5, $t5) = stats($port);
 ok($st5 eq 'unavailable' && !defined $t5, 'stats: unavailable, no LastSyncTime');
-my $port2 = start_gateway('gw2', '--secondary-db', $sdb);
+my $port2 = start_gateway('gw2', '--secondary-db', $sdb) // BAIL_OUT('gw2 did not start');
 is(get($port2, $P, '1'), 200, 'a gateway started with the standby down serves the primary');
 is(get($port2, $S, '1'), 503, 'and answers 503 at the secondary');
+
+# a standby that does not answer at all (a listener that never speaks, as
+# a host cut off by the network): the gateway starts (its connection
+# attempts time out), the secondary's reads are 503 within a bound, and
+# its threads stay free for the primary's requests
+{
+	my $hole = IO::Socket::INET->new(LocalAddr => '127.0.0.1', LocalPort => 0, Listen => 64, ReuseAddr => 1)
+	  or die "cannot listen: $!";
+	my $t = time;
+	my $port3 = start_gateway('gw3', '--secondary-db',
+		'host=127.0.0.1 port=' . $hole->sockport . ' dbname=sec user=gws', '--threads', '2', '--pool', '2');
+	ok(defined $port3, 'a gateway starts although its standby does not answer (' . (time - $t) . ' s)');
+  SKIP:
+	{
+		skip 'gw3 did not start', 3 unless defined $port3;
+		my @kids;
+		for (1 .. 4)
+		{
+			my $pid = fork;
+			die "fork: $!" unless defined $pid;
+			if ($pid == 0)
+			{
+				get($port3, $S, '1');
+				POSIX::_exit(0);
+			}
+			push @kids, $pid;
+		}
+		$t = time;
+		is(get($port3, $P, '1'), 200, 'the primary serves meanwhile');
+		cmp_ok(time - $t, '<=', 8, 'promptly (' . (time - $t) . ' s)');
+		$t = time;
+		is(get($port3, $S, '1'), 503, 'a read at the secondary: 503');
+		cmp_ok(time - $t, '<=', 8, 'within a bound (' . (time - $t) . ' s)');
+		waitpid($_, 0) for @kids;
+	}
+	close $hole;
+}
 
 # back: the secondary serves again
 $standby->start;
