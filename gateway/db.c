@@ -726,12 +726,13 @@ pool_call(Req *r, const char *stmt, int nparams, const char *const *values, Call
 		/*
 		 * On the standby a statement that held back the replay longer than
 		 * max_standby_streaming_delay is cancelled (40001, conflict with
-		 * recovery): nothing was applied and the session goes on, so the
-		 * request gets one more try there with a new snapshot; a second
-		 * conflict is 503 ServerBusy (map_error).
+		 * recovery; 40P01 when it was a deadlock with the replay): nothing
+		 * was applied and the session goes on, so the request gets one more
+		 * try there with a new snapshot; a second conflict is 503
+		 * ServerBusy (map_error).
 		 */
-		if (!ok && p == r->acct->secondary && strcmp(err->sqlstate, "40001") == 0 &&
-			attempt == 0 && call->delivered == 0)
+		if (!ok && p == r->acct->secondary && attempt == 0 && call->delivered == 0 &&
+			(strcmp(err->sqlstate, "40001") == 0 || strcmp(err->sqlstate, "40P01") == 0))
 		{
 			pool_put(p, slot);
 			continue;
