@@ -103,7 +103,8 @@ sub call
 		'Accept' => 'application/json;odata=nometadata',
 		'DataServiceVersion' => '3.0',
 		'Authorization' => "SharedKeyLite $acct:$sig");
-	$h{'Content-Type'} = $body =~ /^--batch_q/ ? 'multipart/mixed; boundary=batch_q' : 'application/json'
+	$h{'Content-Type'} = $body =~ /^--batch_q/ ? 'multipart/mixed; boundary=batch_q'
+	  : $body =~ /^<\?xml/ ? 'application/xml' : 'application/json'
 	  if defined $body;
 	return $http->request($method, "http://127.0.0.1:$port$path",
 		{ headers => \%h, defined $body ? (content => $body) : () });
@@ -151,6 +152,16 @@ sub batch_get
 	  . "Accept: application/json;odata=nometadata\r\n\r\n\r\n--batch_q--\r\n";
 	my $r = call($port, 'POST', "$prefix/\$batch", $body);
 	return "$r->{status} " . ($r->{content} =~ m{HTTP/1\.1 (\d+)} ? $1 : '?');
+}
+
+# preflight(PORT, PATH_PREFIX): the status of a CORS preflight of origin
+# http://a.example for GET (unauthenticated, answered from the account's
+# CORS rules)
+sub preflight
+{
+	my ($port, $prefix) = @_;
+	return $http->request('OPTIONS', "http://127.0.0.1:$port$prefix/Tables",
+		{ headers => { 'Origin' => 'http://a.example', 'Access-Control-Request-Method' => 'GET' } })->{status};
 }
 
 # catch_up: wait until the standby has replayed all the primary wrote
@@ -225,9 +236,40 @@ is($tq, $tp, 'LastSyncTime stays put while the replay is paused and the primary 
 is($standby->safe_psql('sec',
 	"SELECT replay_paused AND last_sync_time <= to_timestamp($tp + 1) FROM tablestore.replication_status()"),
 	't', 'replication_status(): paused, its last_sync_time not past the one reported');
+# CORS rules set at the primary while the replay is paused: the primary
+# answers preflights by them at once, the secondary by the standby's (none
+# yet), and the secondary's reading of its rules never replaces the
+# primary's (the rules are cached for 5 s per account: the loop outlives
+# that)
+is(call($port, 'PUT', "$P/?restype=service&comp=properties",
+	'<?xml version="1.0" encoding="utf-8"?><StorageServiceProperties><Cors><CorsRule>'
+	  . '<AllowedOrigins>http://a.example</AllowedOrigins><AllowedMethods>GET</AllowedMethods>'
+	  . '<MaxAgeInSeconds>5</MaxAgeInSeconds><ExposedHeaders></ExposedHeaders><AllowedHeaders></AllowedHeaders>'
+	  . '</CorsRule></Cors></StorageServiceProperties>')->{status}, 202, 'CORS rules set at the primary');
+{
+	my ($ps, $ss) = ('', '');
+	my $t = time;
+	while (time <= $t + 6)
+	{
+		$ss .= preflight($port, $S) . ' ';
+		$ps .= preflight($port, $P) . ' ';
+		usleep(250_000);
+	}
+	unlike($ps, qr/403/, 'the primary\'s preflights follow its rules throughout') or diag($ps);
+	unlike($ss, qr/200/, 'the secondary\'s follow the standby\'s (none yet)') or diag($ss);
+}
 $standby->safe_psql('postgres', 'SELECT pg_wal_replay_resume()');
 catch_up();
 is(get($port, $S, '2'), 200, 'the entity is at the secondary once replayed');
+{
+	my $st = 0;
+	for (1 .. 100)
+	{
+		last if ($st = preflight($port, $S)) == 200;
+		usleep(200_000);
+	}
+	is($st, 200, 'the secondary follows the rules once replayed');
+}
 my ($st4, $tr) = stats($port);
 ok(defined $tr && $tr > $tp, 'LastSyncTime advances again when the replay resumes');
 
