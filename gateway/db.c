@@ -31,7 +31,10 @@
  * SECONDARY_CONNECT_TIMEOUT seconds unless its conninfo says otherwise, and
  * once an attempt has failed its pool tries again one request at a time,
  * at most once per SECONDARY_REST_MS, answering the others 503 at once
- * (pool_connect).
+ * (pool_connect).  A connection there must reach the account's database
+ * as replicated, the same cluster (system identifier) and the same database
+ * (OID) as the primary's: anything else is refused at start-up (exit 2)
+ * and, reached later, treated as unreachable.
  *
  *-------------------------------------------------------------------------
  */
@@ -132,12 +135,34 @@ typedef struct DbPool
 	bool		down;			/* optional: the last attempt failed */
 	struct timespec rest_until; /* down: no attempt before */
 	bool		connecting;		/* down: an attempt is under way */
+	char	   *lineage;		/* optional: what lineage() must say */
+	bool		stranger;		/* optional: reached something else */
 	PGconn	  **conn;
 	bool	   *busy;
 	int			nfree;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 } DbPool;
+
+/*
+ * lineage: the cluster and database a connection reached, as text
+ * (malloc'd; NULL if unknown): the system identifier and the database's
+ * OID, which a physical standby shares with its primary (promoted too),
+ * and no other server or database does.
+ */
+static char *
+lineage(PGconn *c)
+{
+	PGresult   *res = PQexec(c, "SELECT s.system_identifier::pg_catalog.text || '/' || d.oid::pg_catalog.text "
+							 "FROM pg_catalog.pg_control_system() s, pg_catalog.pg_database d "
+							 "WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()");
+	char	   *id = NULL;
+
+	if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1)
+		id = xstrdup(PQgetvalue(res, 0, 0));
+	PQclear(res);
+	return id;
+}
 
 /*
  * connect_one: a new connection with the statements prepared, a fixed
@@ -189,6 +214,23 @@ connect_one(DbPool *p)
 			return NULL;
 		}
 		PQclear(res);
+	}
+	if (p->lineage != NULL)
+	{
+		/* the standby's: the primary's database as replicated, or nothing */
+		char	   *id = lineage(c);
+		bool		same = id != NULL && strcmp(id, p->lineage) == 0;
+
+		free(id);
+		if (!same)
+		{
+			fprintf(stderr, "tablestore-gateway: --secondary-db reaches database \"%s\" of %s, which is no standby "
+					"of the primary's (another cluster or another database): not used\n",
+					PQdb(c), PQhost(c));
+			p->stranger = true;
+			PQfinish(c);
+			return NULL;
+		}
 	}
 	return c;
 }
@@ -249,14 +291,16 @@ pool_connect(DbPool *p)
  * stops the start-up: NULL (logged).  The secondary's pool is made
  * whatever the standby's state, which is only logged: a standby that is
  * down must not keep the primary from being served, and its pool connects
- * when it is next used.
+ * when it is next used; it must reach what lineage() says the primary's
+ * connection reached (p->stranger when it does not).
  */
 static DbPool *
-pool_new(Account *a, const char *conninfo, int size, bool required)
+pool_new(Account *a, const char *conninfo, int size, bool required, char *lineage)
 {
 	DbPool	   *p = xmalloc(sizeof(DbPool));
 
 	memset(p, 0, sizeof(*p));
+	p->lineage = lineage;
 	p->conninfo = conninfo;
 	p->size = size;
 	p->optional = !required;
@@ -317,13 +361,28 @@ db_init(void)
 	{
 		Account    *a = &gw_config.accounts[i];
 
-		if ((a->pool = pool_new(a, gw_config.conninfo, gw_config.pool_size, true)) == NULL)
+		if ((a->pool = pool_new(a, gw_config.conninfo, gw_config.pool_size, true, NULL)) == NULL)
 			rc = 1;
-		else if (gw_config.secondary_conninfo != NULL &&
-				 (a->secondary = pool_new(a, gw_config.secondary_conninfo,
-										  gw_config.secondary_pool_size, false)) == NULL)
-			rc = 1;
-		else if ((ids[i] = identity(a->pool->conn[0])) == NULL)
+		else if (gw_config.secondary_conninfo != NULL)
+		{
+			char	   *id = lineage(a->pool->conn[0]);
+
+			if (id == NULL)
+			{
+				fprintf(stderr, "tablestore-gateway: cannot identify the database of account \"%s\"\n", a->name);
+				rc = 1;
+			}
+			else if ((a->secondary = pool_new(a, gw_config.secondary_conninfo,
+											  gw_config.secondary_pool_size, false, id)) == NULL)
+				rc = 1;
+			else if (a->secondary->stranger)
+			{
+				fprintf(stderr, "tablestore-gateway: the secondary of account \"%s\" must be a hot standby "
+						"of its database (--secondary-db)\n", a->name);
+				rc = 2;
+			}
+		}
+		if (rc == 0 && (ids[i] = identity(a->pool->conn[0])) == NULL)
 		{
 			fprintf(stderr, "tablestore-gateway: cannot identify the database of account \"%s\"\n", a->name);
 			rc = 1;

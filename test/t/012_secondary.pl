@@ -81,6 +81,19 @@ sub start_gateway
 	return undef;
 }
 
+# refused_start(OPTIONS...): a gateway that must refuse to start: (its
+# exit status, undef if it was still running after 30 s; its output)
+sub refused_start
+{
+	my (@opts) = @_;
+	my $out = '';
+	my $h = IPC::Run::start([ $bin, '--db', $pdb, '--port', '0', @opts ], '>', \$out, '2>&1',
+		IPC::Run::timeout(30));
+	my $rc = eval { $h->finish; $h->result(0) };
+	$h->kill_kill unless defined $rc;
+	return ($rc, $out);
+}
+
 my $acct = 'devstoreaccount1';
 my $key = decode_base64('Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==');
 my $http = HTTP::Tiny->new(timeout => 30);
@@ -169,6 +182,24 @@ sub catch_up
 {
 	$primary->wait_for_catchup($standby, 'replay', $primary->lsn('insert'));
 }
+
+# a --secondary-db that is no standby of --db's database is refused: the
+# primary's own server with another database, and another cluster
+$primary->safe_psql('postgres', 'CREATE DATABASE other');
+$primary->safe_psql('other', 'CREATE EXTENSION tablestore');
+my $stranger = ts_node('stranger');
+$stranger->start;
+$stranger->safe_psql('postgres', 'CREATE ROLE gws LOGIN; CREATE DATABASE sec');
+$stranger->safe_psql('sec', 'CREATE EXTENSION tablestore');
+for my $case (
+	[ 'another database of the primary', 'host=' . $primary->host . ' port=' . $primary->port . ' dbname=other user=gws' ],
+	[ 'another cluster', 'host=' . $stranger->host . ' port=' . $stranger->port . ' dbname=sec user=gws' ])
+{
+	my ($rc, $out) = refused_start('--secondary-db', $case->[1]);
+	ok(defined $rc && $rc == 2 && $out =~ /no standby/, "--secondary-db naming $case->[0]: the start-up is refused")
+	  or diag($rc // 'still running', "\n", $out);
+}
+$stranger->stop;
 
 my $port = start_gateway('gw', '--secondary-db', $sdb, '--pool', '2', '--pool-wait-ms', '3000')
   // BAIL_OUT('the gateway did not start');
@@ -333,10 +364,29 @@ is(get($port2, $S, '1'), 503, 'and answers 503 at the secondary');
 	close $hole;
 }
 
-# back: the secondary serves again
+# back, first with its replay of commits held (recovery_min_apply_delay)
+# while the primary has written since it stopped: it streams that write
+# but has not replayed it, so it is not readable there and LastSyncTime
+# (if known: the last commit replayed) is not after it
+my $before = time;
+is(insert($port, $P, 'whiledown'), 201, 'a write at the primary while the standby is down');
+$lsn = $primary->lsn('insert');
+$standby->append_conf('postgresql.conf', "recovery_min_apply_delay = '1h'\n");
 $standby->start;
+$standby->poll_query_until('sec', "SELECT primary_lsn >= '$lsn' FROM tablestore.replication_status()")
+  or die 'the standby did not receive the write';
+is(get($port, $S, 'whiledown'), 404, 'back, its replay held: the write is not at the secondary');
+{
+	my ($st, $t) = stats($port);
+	ok(($st eq 'live' || $st eq 'bootstrap') && (!defined $t || $t <= $before),
+		"and LastSyncTime is not after it ($st, " . ($t // 'empty') . " <= $before)");
+}
+$standby->append_conf('postgresql.conf', "recovery_min_apply_delay = 0\n");
+$standby->reload;
 catch_up();
 is(get($port, $S, '1'), 200, 'the standby back: the secondary serves again');
+is(get($port, $S, 'whiledown'), 200, 'with what was written while it was down');
+is((stats($port))[0], 'live', 'live again');
 is(get($port2, $S, '1'), 200, 'in the gateway started without it too');
 
 # promoted: still read-only at the gateway, and no longer replicating
