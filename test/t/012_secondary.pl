@@ -389,6 +389,32 @@ is(get($port, $S, 'whiledown'), 200, 'with what was written while it was down');
 is((stats($port))[0], 'live', 'live again');
 is(get($port2, $S, '1'), 200, 'in the gateway started without it too');
 
+# the primary down (RA-GRS's case): the secondary still serves reads from
+# the standby, whose statistics say unavailable (no WAL receiver) with the
+# LastSyncTime of what it replayed; the primary back, live again
+$primary->stop;
+is(get($port, $S, 'whiledown'), 200, 'the primary down: the secondary still serves');
+{
+	my ($st, $t) = ('', undef);
+	for (1 .. 150)
+	{
+		($st, $t) = stats($port);
+		last if $st eq 'unavailable';
+		usleep(200_000);
+	}
+	ok($st eq 'unavailable' && defined $t && $t <= time, "its stats: unavailable, with a LastSyncTime ($st)");
+}
+$primary->start;
+{
+	my $st = '';
+	for (1 .. 150)
+	{
+		last if ($st = (stats($port))[0]) eq 'live';
+		usleep(200_000);
+	}
+	is($st, 'live', 'the primary back: live again');
+}
+
 # promoted: still read-only at the gateway, and no longer replicating
 $standby->promote;
 $standby->poll_query_until('postgres', 'SELECT NOT pg_is_in_recovery()') or die 'no promotion';
