@@ -381,6 +381,21 @@ db_init(void)
 						"of its database (--secondary-db)\n", a->name);
 				rc = 2;
 			}
+			else if (a->secondary->conn[0] != NULL)
+			{
+				/* the same lineage, but is it a standby or the primary itself? */
+				char	   *pid = identity(a->pool->conn[0]);
+				char	   *sid = identity(a->secondary->conn[0]);
+
+				if (pid == NULL || sid == NULL || strcmp(pid, sid) == 0)
+				{
+					fprintf(stderr, "tablestore-gateway: the secondary of account \"%s\" (--secondary-db) is "
+							"the primary itself, not a hot standby of it\n", a->name);
+					rc = 2;
+				}
+				free(pid);
+				free(sid);
+			}
 		}
 		if (rc == 0 && (ids[i] = identity(a->pool->conn[0])) == NULL)
 		{

@@ -184,7 +184,8 @@ sub catch_up
 }
 
 # a --secondary-db that is no standby of --db's database is refused: the
-# primary's own server with another database, and another cluster
+# primary itself, the primary's own server with another database, and
+# another cluster
 $primary->safe_psql('postgres', 'CREATE DATABASE other');
 $primary->safe_psql('other', 'CREATE EXTENSION tablestore');
 my $stranger = ts_node('stranger');
@@ -192,11 +193,13 @@ $stranger->start;
 $stranger->safe_psql('postgres', 'CREATE ROLE gws LOGIN; CREATE DATABASE sec');
 $stranger->safe_psql('sec', 'CREATE EXTENSION tablestore');
 for my $case (
+	[ 'the primary itself', $pdb ],
 	[ 'another database of the primary', 'host=' . $primary->host . ' port=' . $primary->port . ' dbname=other user=gws' ],
 	[ 'another cluster', 'host=' . $stranger->host . ' port=' . $stranger->port . ' dbname=sec user=gws' ])
 {
 	my ($rc, $out) = refused_start('--secondary-db', $case->[1]);
-	ok(defined $rc && $rc == 2 && $out =~ /no standby/, "--secondary-db naming $case->[0]: the start-up is refused")
+	ok(defined $rc && $rc == 2 && $out =~ /no standby|the primary itself/,
+		"--secondary-db naming $case->[0]: the start-up is refused")
 	  or diag($rc // 'still running', "\n", $out);
 }
 $stranger->stop;
