@@ -26,6 +26,9 @@ typedef struct Account
 	char	   *role;			/* NULL: the gateway's own login role */
 	char	   *database;		/* NULL: the database of --db */
 	struct DbPool *pool;
+	struct DbPool *secondary;	/* on --secondary-db's standby; NULL: none */
+	long long	last_sync;		/* the secondary's last LastSyncTime
+								 * reported (secondary.c), 0: none */
 } Account;
 
 extern Account *find_account(const char *name, size_t len);

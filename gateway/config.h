@@ -21,6 +21,9 @@ typedef struct GwConfig
 	int			port;
 	const char *conninfo;
 	int			pool_size;
+	const char *secondary_conninfo; /* --secondary-db: the hot standby; NULL:
+									 * the secondary reads the primary */
+	int			secondary_pool_size;	/* --secondary-pool (default: pool_size) */
 	int			threads;
 	int			pool_wait_ms;
 	int			conn_timeout;	/* seconds a client may stay idle */

@@ -20,6 +20,22 @@
  * A request waits at most pool_wait_ms for a free connection and is then
  * answered 503 ServerBusy: that is the back-pressure.
  *
+ * With --secondary-db each account also has a pool on the hot standby
+ * (--secondary-pool connections, the same login role, role mapping and
+ * database names): every call of a request addressed to
+ * <account>-secondary runs there, and no other call does.  The standby may
+ * be down at start-up and come and go later: its pool then answers 503 and
+ * the primary's pools are untouched (secondary.c has the rest).  A standby
+ * that does not answer at all (a host cut off) must not hold the HTTP
+ * threads the primary's requests need: its connections give up after
+ * SECONDARY_CONNECT_TIMEOUT seconds unless its conninfo says otherwise, and
+ * once an attempt has failed its pool tries again one request at a time,
+ * at most once per SECONDARY_REST_MS, answering the others 503 at once
+ * (pool_connect).  A connection there must reach the account's database
+ * as replicated, the same cluster (system identifier) and the same database
+ * (OID) as the primary's: anything else is refused at start-up (exit 2)
+ * and, reached later, treated as unreachable.
+ *
  *-------------------------------------------------------------------------
  */
 #include <errno.h>
@@ -39,6 +55,11 @@
 #include "config.h"
 #include "reqtypes.h"
 #include "response.h"
+
+/* the standby's connection attempts (seconds; its conninfo may say otherwise) */
+#define SECONDARY_CONNECT_TIMEOUT "5"
+/* after a failed one, how long its pool answers 503 without trying */
+#define SECONDARY_REST_MS 1000
 
 typedef struct Stmt
 {
@@ -84,6 +105,10 @@ static const Stmt stmts[] = {
 	{"service_props_cors",
 		"SELECT CASE WHEN pg_catalog.set_config('lock_timeout', '250ms', true) IS NOT NULL "
 		"THEN tablestore.get_service_properties()::text END", 0},
+	/* Get Service Stats at the secondary (secondary.c): whole seconds */
+	{"replication_status",
+		"SELECT status, pg_catalog.floor(pg_catalog.date_part('epoch', last_sync_time))::int8 "
+		"FROM tablestore.replication_status()", 0},
 };
 
 #define NSTMTS (sizeof(stmts) / sizeof(stmts[0]))
@@ -103,13 +128,41 @@ static int	nerrinfo;
 /* The connections of one account's database. */
 typedef struct DbPool
 {
-	const char *database;		/* NULL: the database of --db */
+	const char *conninfo;		/* --db, or --secondary-db */
+	int			size;			/* connections at most */
+	const char *database;		/* NULL: the database of the conninfo */
+	bool		optional;		/* the standby's: may be down (db.c header) */
+	bool		down;			/* optional: the last attempt failed */
+	struct timespec rest_until; /* down: no attempt before */
+	bool		connecting;		/* down: an attempt is under way */
+	char	   *lineage;		/* optional: what lineage() must say */
+	bool		stranger;		/* optional: reached something else */
 	PGconn	  **conn;
 	bool	   *busy;
 	int			nfree;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 } DbPool;
+
+/*
+ * lineage: the cluster and database a connection reached, as text
+ * (malloc'd; NULL if unknown): the system identifier and the database's
+ * OID, which a physical standby shares with its primary (promoted too),
+ * and no other server or database does.
+ */
+static char *
+lineage(PGconn *c)
+{
+	PGresult   *res = PQexec(c, "SELECT s.system_identifier::pg_catalog.text || '/' || d.oid::pg_catalog.text "
+							 "FROM pg_catalog.pg_control_system() s, pg_catalog.pg_database d "
+							 "WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()");
+	char	   *id = NULL;
+
+	if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1)
+		id = xstrdup(PQgetvalue(res, 0, 0));
+	PQclear(res);
+	return id;
+}
 
 /*
  * connect_one: a new connection with the statements prepared, a fixed
@@ -119,9 +172,13 @@ typedef struct DbPool
 static PGconn *
 connect_one(DbPool *p)
 {
-	/* --db's options, its database replaced by the account's */
-	const char *keys[] = {"dbname", p->database ? "dbname" : NULL, NULL};
-	const char *vals[] = {gw_config.conninfo, p->database, NULL};
+	/*
+	 * --db's (--secondary-db's) options, its database replaced by the
+	 * account's; the standby's with a connect_timeout that its conninfo,
+	 * which comes later, may override
+	 */
+	const char *keys[] = {"connect_timeout", "dbname", p->database ? "dbname" : NULL, NULL};
+	const char *vals[] = {p->optional ? SECONDARY_CONNECT_TIMEOUT : NULL, p->conninfo, p->database, NULL};
 	PGconn	   *c = PQconnectdbParams(keys, vals, 1);
 	PGresult   *res;
 	char		sql[128];
@@ -158,34 +215,112 @@ connect_one(DbPool *p)
 		}
 		PQclear(res);
 	}
+	if (p->lineage != NULL)
+	{
+		/* the standby's: the primary's database as replicated, or nothing */
+		char	   *id = lineage(c);
+		bool		same = id != NULL && strcmp(id, p->lineage) == 0;
+
+		free(id);
+		if (!same)
+		{
+			fprintf(stderr, "tablestore-gateway: --secondary-db reaches database \"%s\" of %s, which is no standby "
+					"of the primary's (another cluster or another database): not used\n",
+					PQdb(c), PQhost(c));
+			p->stranger = true;
+			PQfinish(c);
+			return NULL;
+		}
+	}
 	return c;
 }
 
 /*
- * pool_new: the pool of an account, its first connection open (so that a
- * database that cannot be reached or lacks the extension stops the
- * start-up).  NULL (logged) on failure.
+ * pool_connect: open a connection of a pool.  For the standby's, once an
+ * attempt has failed (down) one attempt at a time and none within
+ * SECONDARY_REST_MS of the last failure, until one succeeds: a standby that
+ * does not answer then holds one HTTP thread at a time, for at most its
+ * connect_timeout, and the other reads there are 503 at once.  NULL when
+ * there is no connection.
+ */
+static PGconn *
+pool_connect(DbPool *p)
+{
+	struct timespec now;
+	PGconn	   *c;
+	bool		probe = false;
+
+	if (!p->optional)
+		return connect_one(p);
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	pthread_mutex_lock(&p->lock);
+	if (p->down)
+	{
+		if (p->connecting || now.tv_sec < p->rest_until.tv_sec ||
+			(now.tv_sec == p->rest_until.tv_sec && now.tv_nsec < p->rest_until.tv_nsec))
+		{
+			pthread_mutex_unlock(&p->lock);
+			return NULL;
+		}
+		p->connecting = probe = true;
+	}
+	pthread_mutex_unlock(&p->lock);
+	c = connect_one(p);
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	now.tv_sec += SECONDARY_REST_MS / 1000;
+	now.tv_nsec += (long) (SECONDARY_REST_MS % 1000) * 1000000L;
+	if (now.tv_nsec >= 1000000000L)
+	{
+		now.tv_sec++;
+		now.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&p->lock);
+	if (probe)
+		p->connecting = false;
+	p->down = c == NULL;
+	if (c == NULL)
+		p->rest_until = now;
+	pthread_mutex_unlock(&p->lock);
+	return c;
+}
+
+/*
+ * pool_new: a pool of size connections to an account's database on the
+ * server of conninfo, its first connection open.  For the primary
+ * (required) a database that cannot be reached or lacks the extension
+ * stops the start-up: NULL (logged).  The secondary's pool is made
+ * whatever the standby's state, which is only logged: a standby that is
+ * down must not keep the primary from being served, and its pool connects
+ * when it is next used; it must reach what lineage() says the primary's
+ * connection reached (p->stranger when it does not).
  */
 static DbPool *
-pool_new(Account *a)
+pool_new(Account *a, const char *conninfo, int size, bool required, char *lineage)
 {
 	DbPool	   *p = xmalloc(sizeof(DbPool));
 
 	memset(p, 0, sizeof(*p));
+	p->lineage = lineage;
+	p->conninfo = conninfo;
+	p->size = size;
+	p->optional = !required;
 	p->database = a->database;
-	p->conn = calloc(gw_config.pool_size, sizeof(PGconn *));
-	p->busy = calloc(gw_config.pool_size, sizeof(bool));
+	p->conn = calloc(size, sizeof(PGconn *));
+	p->busy = calloc(size, sizeof(bool));
 	if (p->conn == NULL || p->busy == NULL)
 		return NULL;
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->cond, NULL);
-	p->nfree = gw_config.pool_size;
-	p->conn[0] = connect_one(p);
-	if (p->conn[0] == NULL)
+	p->nfree = size;
+	p->conn[0] = pool_connect(p);
+	if (p->conn[0] == NULL && required)
 	{
 		fprintf(stderr, "tablestore-gateway: cannot serve account \"%s\"\n", a->name);
 		return NULL;
 	}
+	if (p->conn[0] == NULL)
+		fprintf(stderr, "tablestore-gateway: the secondary of account \"%s\" cannot be reached now; "
+				"its reads are answered 503 until it can\n", a->name);
 	return p;
 }
 
@@ -226,9 +361,43 @@ db_init(void)
 	{
 		Account    *a = &gw_config.accounts[i];
 
-		if ((a->pool = pool_new(a)) == NULL)
+		if ((a->pool = pool_new(a, gw_config.conninfo, gw_config.pool_size, true, NULL)) == NULL)
 			rc = 1;
-		else if ((ids[i] = identity(a->pool->conn[0])) == NULL)
+		else if (gw_config.secondary_conninfo != NULL)
+		{
+			char	   *id = lineage(a->pool->conn[0]);
+
+			if (id == NULL)
+			{
+				fprintf(stderr, "tablestore-gateway: cannot identify the database of account \"%s\"\n", a->name);
+				rc = 1;
+			}
+			else if ((a->secondary = pool_new(a, gw_config.secondary_conninfo,
+											  gw_config.secondary_pool_size, false, id)) == NULL)
+				rc = 1;
+			else if (a->secondary->stranger)
+			{
+				fprintf(stderr, "tablestore-gateway: the secondary of account \"%s\" must be a hot standby "
+						"of its database (--secondary-db)\n", a->name);
+				rc = 2;
+			}
+			else if (a->secondary->conn[0] != NULL)
+			{
+				/* the same lineage, but is it a standby or the primary itself? */
+				char	   *pid = identity(a->pool->conn[0]);
+				char	   *sid = identity(a->secondary->conn[0]);
+
+				if (pid == NULL || sid == NULL || strcmp(pid, sid) == 0)
+				{
+					fprintf(stderr, "tablestore-gateway: the secondary of account \"%s\" (--secondary-db) is "
+							"the primary itself, not a hot standby of it\n", a->name);
+					rc = 2;
+				}
+				free(pid);
+				free(sid);
+			}
+		}
+		if (rc == 0 && (ids[i] = identity(a->pool->conn[0])) == NULL)
 		{
 			fprintf(stderr, "tablestore-gateway: cannot identify the database of account \"%s\"\n", a->name);
 			rc = 1;
@@ -298,7 +467,7 @@ pool_get(DbPool *p)
 		}
 	}
 	/* prefer a slot with an open connection */
-	for (int i = 0; i < gw_config.pool_size; i++)
+	for (int i = 0; i < p->size; i++)
 		if (!p->busy[i] && (slot < 0 || (p->conn[i] != NULL && p->conn[slot] == NULL)))
 			slot = i;
 	p->busy[slot] = true;
@@ -371,6 +540,8 @@ map_error(PGresult *res, PGconn *c, DbErr *err)
 	err->batch_index = -1;
 	/* administrator shutdown or crash recovery: the transaction was rolled back */
 	err->retry = state != NULL && strncmp(state, "57P0", 4) == 0;
+	if (state != NULL)
+		snprintf(err->sqlstate, sizeof(err->sqlstate), "%s", state);
 	if (primary == NULL)
 		primary = PQerrorMessage(c);
 	if (primary && strncmp(primary, "batch operation ", 16) == 0)
@@ -583,7 +754,8 @@ run_call(PGconn *c, const char *role, const char *stmt, int nparams,
 static bool
 pool_call(Req *r, const char *stmt, int nparams, const char *const *values, Call *call, DbErr *err)
 {
-	DbPool	   *p = r->acct->pool;
+	/* a request at <account>-secondary reads the standby, when there is one */
+	DbPool	   *p = r->secondary && r->acct->secondary ? r->acct->secondary : r->acct->pool;
 	bool		ok = false;
 
 	/*
@@ -613,16 +785,32 @@ pool_call(Req *r, const char *stmt, int nparams, const char *const *values, Call
 			p->conn[slot] = NULL;
 		}
 		if (p->conn[slot] == NULL)
-			p->conn[slot] = connect_one(p);
+			p->conn[slot] = pool_connect(p);
 		if (p->conn[slot] == NULL)
 		{
 			pool_put(p, slot);
+			err->unreachable = true;
 			set_err(err, "ServerBusy", 503,
 					"The server is currently unable to receive requests. Please retry your request.",
 					"cannot connect to the database");
 			return false;
 		}
 		ok = run_call(p->conn[slot], r->bearer ? r->role : r->acct->role, stmt, nparams, values, call, err);
+
+		/*
+		 * On the standby a statement that held back the replay longer than
+		 * max_standby_streaming_delay is cancelled (40001, conflict with
+		 * recovery; 40P01 when it was a deadlock with the replay): nothing
+		 * was applied and the session goes on, so the request gets one more
+		 * try there with a new snapshot; a second conflict is 503
+		 * ServerBusy (map_error).
+		 */
+		if (!ok && p == r->acct->secondary && attempt == 0 && call->delivered == 0 &&
+			(strcmp(err->sqlstate, "40001") == 0 || strcmp(err->sqlstate, "40P01") == 0))
+		{
+			pool_put(p, slot);
+			continue;
+		}
 		if (!ok && err->retry && p->conn[slot] != NULL)
 		{
 			/* the session is over even if libpq has not noticed yet */

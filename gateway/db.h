@@ -22,6 +22,8 @@ typedef struct DbErr
 	char	   *reason;			/* PostgreSQL's message (malloc'd) */
 	int			batch_index;	/* -1 when not a batch operation */
 	bool		retry;			/* the server ended the session: nothing applied */
+	char		sqlstate[6];	/* the failed statement's, "" if none */
+	bool		unreachable;	/* no connection could be opened */
 } DbErr;
 
 /* one row of a streamed result; false stops the reading (the rest is discarded) */

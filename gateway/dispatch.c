@@ -6,7 +6,7 @@
  *	  negotiated, authenticated (auth.c), refused early if the secondary
  *	  or its SAS cannot allow it; then, its body read, routed to the
  *	  handler of its resource: the service root (service.c, and the
- *	  statistics here), the tables (tables.c), a table's entities
+ *	  statistics: secondary.c), the tables (tables.c), a table's entities
  *	  (entities.c), a table's ACL (acl.c) or a $batch (batch.c).
  *
  * The handlers call the database layer (db.c) and write their answers
@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 
 #include "dispatch.h"
 
@@ -31,6 +30,7 @@
 #include "reqtypes.h"
 #include "request.h"
 #include "response.h"
+#include "secondary.h"
 #include "service.h"
 #include "tables.h"
 
@@ -68,20 +68,7 @@ service(Req *r, Resp *resp)
 					"service statistics are served at the secondary endpoint, <account>-secondary");
 		return;
 	}
-	buf_puts(&resp->body, "<?xml version=\"1.0\" encoding=\"utf-8\"?>");
-	{
-		char		when[64];
-		time_t		now = time(NULL);
-		struct tm	tm;
-
-		gmtime_r(&now, &tm);
-		strftime(when, sizeof(when), "%a, %d %b %Y %H:%M:%S GMT", &tm);
-		buf_printf(&resp->body,
-				   "<StorageServiceStats><GeoReplication><Status>live</Status>"
-				   "<LastSyncTime>%s</LastSyncTime></GeoReplication></StorageServiceStats>", when);
-	}
-	resp->status = 200;
-	resp->ctype = "application/xml";
+	service_stats(r, resp);		/* secondary.c */
 }
 
 /*

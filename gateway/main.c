@@ -53,6 +53,7 @@ GwConfig	gw_config = {
 	.port = 10002,
 	.conninfo = "",
 	.pool_size = 8,
+	.secondary_pool_size = -1,	/* --pool's */
 	.threads = 8,
 	.pool_wait_ms = 5000,
 	.conn_timeout = 30,
@@ -210,6 +211,9 @@ usage(void)
 		   "  --accounts-file FILE     accounts, one \"name key [role [database]]\" per line\n"
 		   "  --dev-account            also serve devstoreaccount1 (the default when no account is given)\n"
 		   "  --pool N                 database connections (default 8)\n"
+		   "  --secondary-db CONNINFO  libpq connection string of a hot standby of --db's server: every read at\n"
+		   "                           <account>-secondary runs there (default: none, the secondary reads --db's)\n"
+		   "  --secondary-pool N       connections to the standby (default: --pool's)\n"
 		   "  --threads N              HTTP threads (default 8; a thread waits while its request is in the database)\n"
 		   "  --pool-wait-ms N         how long a request waits for a connection before 503 (default 5000)\n"
 		   "  --timeout S              idle seconds before a client connection is closed (default 30)\n"
@@ -316,6 +320,8 @@ main(int argc, char **argv)
 		{"oauth-audience", required_argument, NULL, 1003},
 		{"oauth-principal", required_argument, NULL, 1004},
 		{"oauth-tenant", required_argument, NULL, 1005},
+		{"secondary-db", required_argument, NULL, 1006},
+		{"secondary-pool", required_argument, NULL, 1007},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0}
@@ -429,6 +435,17 @@ main(int argc, char **argv)
 				if (!oauth_add_tenant(optarg))
 					return 2;
 				break;
+			case 1006:
+				gw_config.secondary_conninfo = optarg;
+				break;
+			case 1007:
+				gw_config.secondary_pool_size = (int) positive(optarg);
+				if (gw_config.secondary_pool_size < 1 || gw_config.secondary_pool_size > 1000)
+				{
+					fprintf(stderr, "tablestore-gateway: --secondary-pool takes 1 to 1000\n");
+					return 2;
+				}
+				break;
 			case 'v':
 				gw_config.verbose = true;
 				break;
@@ -449,6 +466,8 @@ main(int argc, char **argv)
 		usage();
 		return 2;
 	}
+	if (gw_config.secondary_pool_size < 0)
+		gw_config.secondary_pool_size = gw_config.pool_size;
 	if ((gw_config.naccounts == 0 || dev) && !find_account(DEV_ACCOUNT, strlen(DEV_ACCOUNT)))
 		add_account(DEV_ACCOUNT, DEV_KEY, NULL, NULL);
 	if (published_key_exposed() || !oauth_check_config())
@@ -529,6 +548,9 @@ main(int argc, char **argv)
 	fprintf(stderr, "tablestore-gateway: listening on %s port %d (%s), %d account(s), pool of %d\n",
 			gw_config.listen_addr, gw_config.port, gw_config.tls ? "https" : "http",
 			gw_config.naccounts, gw_config.pool_size);
+	if (gw_config.secondary_conninfo != NULL)
+		fprintf(stderr, "tablestore-gateway: the secondary reads the standby of --secondary-db, pool of %d\n",
+				gw_config.secondary_pool_size);
 	if (port_file)
 	{
 		FILE	   *f = fopen(port_file, "w");

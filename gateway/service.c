@@ -17,7 +17,11 @@
  * after GW_CORS_LOCK_TIMEOUT (a lock on the table held by another session
  * parks no HTTP thread longer); a Set through this gateway replaces it at
  * once.  A Set through another gateway or in SQL is seen within
- * GW_CORS_TTL seconds.  A name that is no account has no rules and costs
+ * GW_CORS_TTL seconds.  With --secondary-db the requests at
+ * <account>-secondary have a cache of their own, read from the standby
+ * (db.c sends their calls there): the standby's rules, which lag, must
+ * never replace the primary's, nor the primary's answer for the
+ * secondary.  A name that is no account has no rules and costs
  * nothing, so its preflights answer exactly as an account's whose rules do
  * not match.  Origins and methods are
  * matched case-sensitively (the service: "exact case-sensitive match"),
@@ -72,13 +76,14 @@ typedef struct CorsCache
 	CorsRule	rules[GW_CORS_MAX_RULES];
 } CorsCache;
 
-static CorsCache *caches;		/* one per configured account */
+static CorsCache *caches;		/* per configured account, the primary's
+								 * then the secondary's */
 static pthread_once_t caches_once = PTHREAD_ONCE_INIT;
 
 static void
 caches_init(void)
 {
-	int			n = gw_config.naccounts > 0 ? gw_config.naccounts : 1;
+	int			n = 2 * (gw_config.naccounts > 0 ? gw_config.naccounts : 1);
 
 	caches = xmalloc(sizeof(CorsCache) * n);
 	memset(caches, 0, sizeof(CorsCache) * n);
@@ -89,7 +94,10 @@ caches_init(void)
 	}
 }
 
-/* cache_of: the cache of the request's account; NULL for a stand-in. */
+/*
+ * cache_of: the cache of the request's account, its secondary's when the
+ * request is at a secondary served by a standby; NULL for a stand-in.
+ */
 static CorsCache *
 cache_of(Req *r)
 {
@@ -101,6 +109,8 @@ cache_of(Req *r)
 	if (i < 0 || i >= gw_config.naccounts)
 		return NULL;
 	pthread_once(&caches_once, caches_init);
+	if (r->secondary && r->acct->secondary != NULL)
+		i += gw_config.naccounts;
 	return &caches[i];
 }
 

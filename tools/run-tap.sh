@@ -17,15 +17,16 @@ tests=("$@")
 [ ${#tests[@]} -gt 0 ] || tests=(test/t/*.pl)
 rel=()
 for t in "${tests[@]}"; do rel+=("t/$(basename "$t")"); done
-# the gateway's test (test/t/*_gateway.pl) and the router's
-# (test/t/*_router.pl, whose test/gateway/router_test.sh puts the gateway in
-# front of a router) run the gateway and the scripts of test/gateway/ with
+# the gateway's test (test/t/*_gateway.pl), its secondary's
+# (test/t/*_secondary.pl) and the router's (test/t/*_router.pl, whose
+# test/gateway/router_test.sh puts the gateway in front of a router) run the gateway and the scripts of test/gateway/ with
 # the npm packages its lockfile pins: they are built and installed here, as
 # root, and copied with the tools they source into $WORK/checkout
 # (TS_CHECKOUT)
-if [[ " ${rel[*]}" == *_gateway.pl* || " ${rel[*]}" == *_router.pl* ]]; then
+if [[ " ${rel[*]}" == *_gateway.pl* || " ${rel[*]}" == *_router.pl* || " ${rel[*]}" == *_secondary.pl* ]]; then
 	gw_targets=tablestore-gateway
 	[[ " ${rel[*]}" != *_gateway.pl* ]] || gw_targets="$gw_targets tablestore-gateway-asan fuzz_batch"
+	[[ " ${rel[*]}" != *_secondary.pl* ]] || gw_targets="$gw_targets tablestore-gateway-asan"
 	make -s -C gateway $gw_targets || exit 1
 	if [ ! -d test/gateway/node_modules/@azure/data-tables ]; then
 		(cd test/gateway && npm ci --no-audit --no-fund --silent) || { echo "npm ci failed"; exit 1; }

@@ -60,7 +60,7 @@ run bash test/doc/errors_doc.sh tap
 # the multi-server tests on PostgreSQL's TAP framework (test/t: crash
 # recovery, a streaming standby, dump and restore, corrupt pages), then the
 # crash test again without shared_preload_libraries: tskey on generic WAL
-run bash tools/run-tap.sh $(ls test/t/*.pl | grep -v -e _gateway.pl -e _router.pl -e _cluster.pl)
+run bash tools/run-tap.sh $(ls test/t/*.pl | grep -v -e _gateway.pl -e _secondary.pl -e _router.pl -e _cluster.pl)
 run env TS_PRELOAD=0 bash tools/run-tap.sh test/t/001_crash.pl
 run bash test/stress.sh
 # the light verify_index beside writers that split the index: no false report
@@ -69,6 +69,9 @@ run bash test/verify_light_race.sh
 run bash test/upsert_race.sh
 # the HTTP gateway on a node of its own (test/t/010_gateway.pl)
 run bash tools/run-tap.sh test/t/010_gateway.pl
+# the gateway's read-access secondary on a streaming standby
+# (test/t/012_secondary.pl)
+run bash tools/run-tap.sh test/t/012_secondary.pl
 # the router tier on PostgreSQL's TAP framework (test/t/015_router.pl, each
 # script a step on a router with 2 shards of its own): the SQL-level suites
 # through the router (test/router_regress.sh), random calls on one node and
