@@ -180,9 +180,13 @@ sub catch_up
 {
 	my $other = 'host=' . $standby->host . ' port=' . $standby->port . ' dbname=postgres user=gws';
 	my $out = '';
-	IPC::Run::run([ $bin, '--db', $pdb, '--secondary-db', $other, '--port', '0' ],
-		'>', \$out, '2>&1', IPC::Run::timeout(60));
-	is($? >> 8, 2, 'a --secondary-db reaching another database: the start-up is refused');
+	# a gateway that does start is stopped by the timeout (the test fails)
+	my $exited = eval {
+		IPC::Run::run([ $bin, '--db', $pdb, '--secondary-db', $other, '--port', '0' ],
+			'>', \$out, '2>&1', IPC::Run::timeout(20));
+		1;
+	} || $@ !~ /timeout/;
+	ok($exited && $? >> 8 == 2, 'a --secondary-db reaching another database: the start-up is refused');
 	like($out, qr/not a standby's copy of the account's database/, 'and says why') or diag($out);
 }
 
