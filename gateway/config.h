@@ -34,6 +34,8 @@ typedef struct GwConfig
 	int			max_per_ip;		/* connections of one client address */
 	size_t		memory_budget;	/* bytes of bodies and responses held */
 	int			statement_timeout_ms;
+	int			db_timeout_ms;	/* --db-timeout-ms: the client-side deadline
+								 * of one database call (db.c) */
 	bool		verbose;
 	bool		tls;			/* HTTPS (--tls-cert, --tls-key) */
 	struct Account *accounts;

@@ -25,16 +25,22 @@
  * database names): every call of a request addressed to
  * <account>-secondary runs there, and no other call does.  The standby may
  * be down at start-up and come and go later: its pool then answers 503 and
- * the primary's pools are untouched (secondary.c has the rest).  A standby
- * that does not answer at all (a host cut off) must not hold the HTTP
- * threads the primary's requests need: its connections give up after
- * SECONDARY_CONNECT_TIMEOUT seconds unless its conninfo says otherwise, and
- * once an attempt has failed its pool tries again one request at a time,
- * at most once per SECONDARY_REST_MS, answering the others 503 at once
- * (pool_connect).  A connection there must reach the account's database
- * as replicated, the same cluster (system identifier) and the same database
- * (OID) as the primary's: anything else is refused at start-up (exit 2)
- * and, reached later, treated as unreachable.
+ * the primary's pools are untouched (secondary.c has the rest).  At start-up
+ * and on each new connection the gateway checks that the standby's database
+ * is the copy of the account's own (same system identifier, name and oid).
+ *
+ * A server that does not answer (frozen, its host cut off) must not hold
+ * the HTTP threads: every call has a client-side deadline,
+ * --db-timeout-ms, enforced here with non-blocking libpq (PQcancel cannot
+ * reach a frozen server, so the connection is dropped and the request
+ * answered 503 ServerBusy); connections are made with a connect_timeout
+ * and TCP keepalives and tcp_user_timeout, so that a cut network is
+ * noticed (a conninfo may override them).  A call that ran out of time, or
+ * the standby's failed connection attempt, opens its pool's breaker: for
+ * DB_REST_MS its requests are answered 503 at once, then one request at a
+ * time probes the server until one succeeds (pool_admit, pool_verdict).
+ * So one dead server holds at most its pool's size of threads, for one
+ * deadline, and then one.
  *
  *-------------------------------------------------------------------------
  */
@@ -56,10 +62,10 @@
 #include "reqtypes.h"
 #include "response.h"
 
-/* the standby's connection attempts (seconds; its conninfo may say otherwise) */
-#define SECONDARY_CONNECT_TIMEOUT "5"
-/* after a failed one, how long its pool answers 503 without trying */
-#define SECONDARY_REST_MS 1000
+/* the standby's connection attempts at most (seconds; its conninfo may say otherwise) */
+#define SECONDARY_CONNECT_TIMEOUT 5
+/* once a pool's breaker is open, how long its pool answers 503 without trying */
+#define DB_REST_MS 1000
 
 typedef struct Stmt
 {
@@ -132,11 +138,13 @@ typedef struct DbPool
 	int			size;			/* connections at most */
 	const char *database;		/* NULL: the database of the conninfo */
 	bool		optional;		/* the standby's: may be down (db.c header) */
-	bool		down;			/* optional: the last attempt failed */
+	const char *expect;			/* the standby's: the copy_identity() its
+								 * database must have; NULL: unchecked */
+	bool		mismatch;		/* the last connection reached another
+								 * database than expect */
+	bool		down;			/* breaker open: the server failed to answer */
 	struct timespec rest_until; /* down: no attempt before */
-	bool		connecting;		/* down: an attempt is under way */
-	char	   *lineage;		/* optional: what lineage() must say */
-	bool		stranger;		/* optional: reached something else */
+	bool		connecting;		/* down: a probe is under way */
 	PGconn	  **conn;
 	bool	   *busy;
 	int			nfree;
@@ -144,144 +152,269 @@ typedef struct DbPool
 	pthread_cond_t cond;
 } DbPool;
 
+/* deadline_in: the monotonic time ms milliseconds from now. */
+static struct timespec
+deadline_in(int ms)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	t.tv_sec += ms / 1000;
+	t.tv_nsec += (long) (ms % 1000) * 1000000L;
+	if (t.tv_nsec >= 1000000000L)
+	{
+		t.tv_sec++;
+		t.tv_nsec -= 1000000000L;
+	}
+	return t;
+}
+
+/* ms_left: milliseconds until the deadline (0 when past). */
+static int
+ms_left(const struct timespec *deadline)
+{
+	struct timespec now;
+	long		ms;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = (deadline->tv_sec - now.tv_sec) * 1000L + (deadline->tv_nsec - now.tv_nsec) / 1000000L;
+	return ms <= 0 ? 0 : ms > 3600000 ? 3600000 : (int) ms;
+}
+
 /*
- * lineage: the cluster and database a connection reached, as text
- * (malloc'd; NULL if unknown): the system identifier and the database's
- * OID, which a physical standby shares with its primary (promoted too),
- * and no other server or database does.
+ * wait_ready: send what is queued on a non-blocking connection and wait
+ * until PQgetResult would not block, at most until the deadline.  False
+ * when the deadline passed first (the server did not answer: the caller
+ * drops the connection, whose protocol state is then unknown).  A broken
+ * connection is "ready": PQgetResult reports it.
+ */
+static bool
+wait_ready(PGconn *c, const struct timespec *deadline)
+{
+	for (;;)
+	{
+		int			flush = PQflush(c);
+		struct pollfd pfd;
+		int			ms;
+		int			n;
+
+		if (flush < 0 || PQstatus(c) != CONNECTION_OK)
+			return true;
+		if (flush == 0 && !PQisBusy(c))
+			return true;
+		if ((ms = ms_left(deadline)) == 0)
+			return false;
+		pfd.fd = PQsocket(c);
+		pfd.events = POLLIN | (flush > 0 ? POLLOUT : 0);
+		pfd.revents = 0;
+		if (pfd.fd < 0)
+			return true;
+		n = poll(&pfd, 1, ms);
+		if (n < 0 && errno != EINTR)
+			return true;
+		if (n > 0 && (pfd.revents & (POLLIN | POLLERR | POLLHUP)) != 0 && !PQconsumeInput(c))
+			return true;
+	}
+}
+
+/*
+ * exec_timed: run sql (sent by the caller: send is the result of its
+ * PQsend... call) and read all its results by the deadline.  The last
+ * result's first value (malloc'd, "" when none) or NULL when a result
+ * failed, the sending failed or the deadline passed (logged as what).
  */
 static char *
-lineage(PGconn *c)
+exec_timed(PGconn *c, int send, const struct timespec *deadline, const char *what)
 {
-	PGresult   *res = PQexec(c, "SELECT s.system_identifier::pg_catalog.text || '/' || d.oid::pg_catalog.text "
-							 "FROM pg_catalog.pg_control_system() s, pg_catalog.pg_database d "
-							 "WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database()");
-	char	   *id = NULL;
+	PGresult   *res;
+	char	   *val = NULL;
+	bool		ok = send != 0;
 
-	if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1)
-		id = xstrdup(PQgetvalue(res, 0, 0));
-	PQclear(res);
-	return id;
+	if (!ok)
+	{
+		fprintf(stderr, "tablestore-gateway: cannot %s: %s", what, PQerrorMessage(c));
+		return NULL;
+	}
+	for (;;)
+	{
+		if (!wait_ready(c, deadline))
+		{
+			fprintf(stderr, "tablestore-gateway: cannot %s: the server did not answer within %d ms\n",
+					what, gw_config.db_timeout_ms);
+			free(val);
+			return NULL;
+		}
+		if ((res = PQgetResult(c)) == NULL)
+			break;
+		if (PQresultStatus(res) == PGRES_COMMAND_OK || PQresultStatus(res) == PGRES_TUPLES_OK)
+		{
+			free(val);
+			val = xstrdup(PQntuples(res) > 0 && PQnfields(res) > 0 ? PQgetvalue(res, 0, 0) : "");
+		}
+		else
+		{
+			if (ok)
+				fprintf(stderr, "tablestore-gateway: cannot %s: %s", what, PQerrorMessage(c));
+			ok = false;
+		}
+		PQclear(res);
+	}
+	if (!ok)
+	{
+		free(val);
+		return NULL;
+	}
+	return val;
+}
+
+/*
+ * copy_identity: what a database and its physical copies (a streaming
+ * standby) share, and no other database does: the cluster's system
+ * identifier, the database's oid and name, as text (malloc'd), or NULL
+ * (logged).
+ */
+static char *
+copy_identity(PGconn *c, const struct timespec *deadline)
+{
+	return exec_timed(c, PQsendQuery(c,
+									 "SELECT s.system_identifier::pg_catalog.text || ' / ' || d.oid::pg_catalog.text "
+									 "|| ' / ' || pg_catalog.quote_ident(d.datname) "
+									 "FROM pg_catalog.pg_control_system() AS s, pg_catalog.pg_database AS d "
+									 "WHERE d.datname = pg_catalog.current_database()"),
+					  deadline, "identify the database");
 }
 
 /*
  * connect_one: a new connection with the statements prepared, a fixed
  * search_path (nothing a role or database default sets can redirect a name)
- * and the statement timeout.  NULL on failure (logged).
+ * and the statement timeout, in non-blocking mode; for a standby's pool
+ * with expect set, only if it reached the copy of the primary's database
+ * (else mismatch is set).  Every step is bounded by --db-timeout-ms.  NULL
+ * on failure (logged).
  */
 static PGconn *
 connect_one(DbPool *p)
 {
+	char		ctimeout[16];
+	char		utimeout[16];
+	struct timespec deadline = deadline_in(gw_config.db_timeout_ms);
+
 	/*
 	 * --db's (--secondary-db's) options, its database replaced by the
-	 * account's; the standby's with a connect_timeout that its conninfo,
-	 * which comes later, may override
+	 * account's; before them a connect_timeout and TCP keepalives, which
+	 * the conninfo (later) may override
 	 */
-	const char *keys[] = {"connect_timeout", "dbname", p->database ? "dbname" : NULL, NULL};
-	const char *vals[] = {p->optional ? SECONDARY_CONNECT_TIMEOUT : NULL, p->conninfo, p->database, NULL};
-	PGconn	   *c = PQconnectdbParams(keys, vals, 1);
-	PGresult   *res;
+	const char *keys[] = {"connect_timeout", "keepalives", "keepalives_idle", "keepalives_interval",
+	"keepalives_count", "tcp_user_timeout", "dbname", p->database ? "dbname" : NULL, NULL};
+	const char *vals[] = {ctimeout, "1", "10", "5", "3", utimeout, p->conninfo, p->database, NULL};
+	PGconn	   *c;
 	char		sql[128];
+	char	   *v;
+	int			cs = (gw_config.db_timeout_ms + 999) / 1000;
 
+	/* libpq takes 2 s at least; the standby's attempts at most SECONDARY_CONNECT_TIMEOUT */
+	if (p->optional && cs > SECONDARY_CONNECT_TIMEOUT)
+		cs = SECONDARY_CONNECT_TIMEOUT;
+	snprintf(ctimeout, sizeof(ctimeout), "%d", cs < 2 ? 2 : cs);
+	snprintf(utimeout, sizeof(utimeout), "%d", gw_config.db_timeout_ms);
+	c = PQconnectdbParams(keys, vals, 1);
 	if (PQstatus(c) != CONNECTION_OK)
 	{
 		fprintf(stderr, "tablestore-gateway: cannot connect: %s", PQerrorMessage(c));
 		PQfinish(c);
 		return NULL;
 	}
+	if (PQsetnonblocking(c, 1) != 0)
+	{
+		fprintf(stderr, "tablestore-gateway: cannot set up a connection: %s", PQerrorMessage(c));
+		PQfinish(c);
+		return NULL;
+	}
+	deadline = deadline_in(gw_config.db_timeout_ms);
+	if (p->expect != NULL)
+	{
+		if ((v = copy_identity(c, &deadline)) == NULL)
+		{
+			PQfinish(c);
+			return NULL;
+		}
+		p->mismatch = strcmp(v, p->expect) != 0;
+		if (p->mismatch)
+		{
+			fprintf(stderr, "tablestore-gateway: --secondary-db reached database %s, which is not a standby's "
+					"copy of the account's database %s: refused\n", v, p->expect);
+			free(v);
+			PQfinish(c);
+			return NULL;
+		}
+		free(v);
+	}
 	snprintf(sql, sizeof(sql),
 			 "SET search_path = pg_catalog, pg_temp; SET statement_timeout = %d; "
 			 "SET application_name = 'tablestore-gateway'",
 			 gw_config.statement_timeout_ms);
-	res = PQexec(c, sql);
-	if (PQresultStatus(res) != PGRES_COMMAND_OK)
+	if ((v = exec_timed(c, PQsendQuery(c, sql), &deadline, "set up a connection")) == NULL)
 	{
-		fprintf(stderr, "tablestore-gateway: cannot set up a connection: %s", PQerrorMessage(c));
-		PQclear(res);
 		PQfinish(c);
 		return NULL;
 	}
-	PQclear(res);
+	free(v);
 	for (size_t i = 0; i < NSTMTS; i++)
 	{
-		res = PQprepare(c, stmts[i].name, stmts[i].sql, stmts[i].nparams, NULL);
-		if (PQresultStatus(res) != PGRES_COMMAND_OK)
+		if ((v = exec_timed(c, PQsendPrepare(c, stmts[i].name, stmts[i].sql, stmts[i].nparams, NULL),
+							&deadline, "prepare the statements (is the tablestore extension installed?)")) == NULL)
 		{
-			fprintf(stderr, "tablestore-gateway: cannot prepare %s (is the tablestore extension installed?): %s",
-					stmts[i].name, PQerrorMessage(c));
-			PQclear(res);
 			PQfinish(c);
 			return NULL;
 		}
-		PQclear(res);
-	}
-	if (p->lineage != NULL)
-	{
-		/* the standby's: the primary's database as replicated, or nothing */
-		char	   *id = lineage(c);
-		bool		same = id != NULL && strcmp(id, p->lineage) == 0;
-
-		free(id);
-		if (!same)
-		{
-			fprintf(stderr, "tablestore-gateway: --secondary-db reaches database \"%s\" of %s, which is no standby "
-					"of the primary's (another cluster or another database): not used\n",
-					PQdb(c), PQhost(c));
-			p->stranger = true;
-			PQfinish(c);
-			return NULL;
-		}
+		free(v);
 	}
 	return c;
 }
 
 /*
- * pool_connect: open a connection of a pool.  For the standby's, once an
- * attempt has failed (down) one attempt at a time and none within
- * SECONDARY_REST_MS of the last failure, until one succeeds: a standby that
- * does not answer then holds one HTTP thread at a time, for at most its
- * connect_timeout, and the other reads there are 503 at once.  NULL when
- * there is no connection.
+ * pool_admit: whether a request may use the pool now.  While its breaker
+ * is open (down) none may until DB_REST_MS after it opened, and then one
+ * at a time (*probe set) until one succeeds: the others are answered 503
+ * at once, so a server that does not answer holds no more threads.
  */
-static PGconn *
-pool_connect(DbPool *p)
+static bool
+pool_admit(DbPool *p, bool *probe)
 {
 	struct timespec now;
-	PGconn	   *c;
-	bool		probe = false;
+	bool		ok = true;
 
-	if (!p->optional)
-		return connect_one(p);
+	*probe = false;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	pthread_mutex_lock(&p->lock);
 	if (p->down)
 	{
 		if (p->connecting || now.tv_sec < p->rest_until.tv_sec ||
 			(now.tv_sec == p->rest_until.tv_sec && now.tv_nsec < p->rest_until.tv_nsec))
-		{
-			pthread_mutex_unlock(&p->lock);
-			return NULL;
-		}
-		p->connecting = probe = true;
+			ok = false;
+		else
+			p->connecting = *probe = true;
 	}
 	pthread_mutex_unlock(&p->lock);
-	c = connect_one(p);
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	now.tv_sec += SECONDARY_REST_MS / 1000;
-	now.tv_nsec += (long) (SECONDARY_REST_MS % 1000) * 1000000L;
-	if (now.tv_nsec >= 1000000000L)
-	{
-		now.tv_sec++;
-		now.tv_nsec -= 1000000000L;
-	}
+	return ok;
+}
+
+/*
+ * pool_verdict: after a request's use of the pool, open its breaker when
+ * the server failed to answer (failed), close it when it answered.
+ */
+static void
+pool_verdict(DbPool *p, bool probe, bool failed)
+{
+	struct timespec rest = deadline_in(DB_REST_MS);
+
 	pthread_mutex_lock(&p->lock);
 	if (probe)
 		p->connecting = false;
-	p->down = c == NULL;
-	if (c == NULL)
-		p->rest_until = now;
+	p->down = failed;
+	if (failed)
+		p->rest_until = rest;
 	pthread_mutex_unlock(&p->lock);
-	return c;
 }
 
 /*
@@ -291,20 +424,19 @@ pool_connect(DbPool *p)
  * stops the start-up: NULL (logged).  The secondary's pool is made
  * whatever the standby's state, which is only logged: a standby that is
  * down must not keep the primary from being served, and its pool connects
- * when it is next used; it must reach what lineage() says the primary's
- * connection reached (p->stranger when it does not).
+ * when it is next used.
  */
 static DbPool *
-pool_new(Account *a, const char *conninfo, int size, bool required, char *lineage)
+pool_new(Account *a, const char *conninfo, int size, bool required, const char *expect)
 {
 	DbPool	   *p = xmalloc(sizeof(DbPool));
 
 	memset(p, 0, sizeof(*p));
-	p->lineage = lineage;
 	p->conninfo = conninfo;
 	p->size = size;
 	p->optional = !required;
 	p->database = a->database;
+	p->expect = expect;
 	p->conn = calloc(size, sizeof(PGconn *));
 	p->busy = calloc(size, sizeof(bool));
 	if (p->conn == NULL || p->busy == NULL)
@@ -312,12 +444,19 @@ pool_new(Account *a, const char *conninfo, int size, bool required, char *lineag
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->cond, NULL);
 	p->nfree = size;
-	p->conn[0] = pool_connect(p);
-	if (p->conn[0] == NULL && required)
+	p->conn[0] = connect_one(p);
+	if (p->conn[0] == NULL && (required || p->mismatch))
 	{
 		fprintf(stderr, "tablestore-gateway: cannot serve account \"%s\"\n", a->name);
+		pthread_mutex_destroy(&p->lock);
+		pthread_cond_destroy(&p->cond);
+		free(p->conn);
+		free(p->busy);
+		free(p);
 		return NULL;
 	}
+	/* the first request probes, the others wait for it (pool_admit) */
+	p->down = p->conn[0] == NULL;
 	if (p->conn[0] == NULL)
 		fprintf(stderr, "tablestore-gateway: the secondary of account \"%s\" cannot be reached now; "
 				"its reads are answered 503 until it can\n", a->name);
@@ -332,20 +471,21 @@ pool_new(Account *a, const char *conninfo, int size, bool required, char *lineag
 static char *
 identity(PGconn *c)
 {
-	PGresult   *res = PQexec(c, "SELECT pg_catalog.current_database() || ' @ ' || "
-							 "pg_catalog.pg_postmaster_start_time()::pg_catalog.text");
-	char	   *id = NULL;
+	struct timespec deadline = deadline_in(gw_config.db_timeout_ms);
 
-	if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1)
-		id = xstrdup(PQgetvalue(res, 0, 0));
-	PQclear(res);
-	return id;
+	return exec_timed(c, PQsendQuery(c, "SELECT pg_catalog.current_database() || ' @ ' || "
+									 "pg_catalog.pg_postmaster_start_time()::pg_catalog.text"),
+					  &deadline, "identify the database");
 }
 
 /*
  * db_init: open each account's pool, check that no two accounts share a
- * database, and load the error table.  0 when ready, 1 if a database
- * cannot be served, 2 if the configuration is refused.
+ * database and that each account's secondary (when the standby can be
+ * reached now; its later connections are checked too, connect_one) is the
+ * copy of the account's own database on another server than the primary,
+ * and load the error table.  0 when
+ * ready, 1 if a database cannot be served, 2 if the configuration is
+ * refused.
  */
 int
 db_init(void)
@@ -360,48 +500,42 @@ db_init(void)
 	for (int i = 0; i < gw_config.naccounts && rc == 0; i++)
 	{
 		Account    *a = &gw_config.accounts[i];
+		char	   *copy = NULL;
+		struct timespec deadline = deadline_in(gw_config.db_timeout_ms);
 
 		if ((a->pool = pool_new(a, gw_config.conninfo, gw_config.pool_size, true, NULL)) == NULL)
 			rc = 1;
-		else if (gw_config.secondary_conninfo != NULL)
-		{
-			char	   *id = lineage(a->pool->conn[0]);
-
-			if (id == NULL)
-			{
-				fprintf(stderr, "tablestore-gateway: cannot identify the database of account \"%s\"\n", a->name);
-				rc = 1;
-			}
-			else if ((a->secondary = pool_new(a, gw_config.secondary_conninfo,
-											  gw_config.secondary_pool_size, false, id)) == NULL)
-				rc = 1;
-			else if (a->secondary->stranger)
-			{
-				fprintf(stderr, "tablestore-gateway: the secondary of account \"%s\" must be a hot standby "
-						"of its database (--secondary-db)\n", a->name);
-				rc = 2;
-			}
-			else if (a->secondary->conn[0] != NULL)
-			{
-				/* the same lineage, but is it a standby or the primary itself? */
-				char	   *pid = identity(a->pool->conn[0]);
-				char	   *sid = identity(a->secondary->conn[0]);
-
-				if (pid == NULL || sid == NULL || strcmp(pid, sid) == 0)
-				{
-					fprintf(stderr, "tablestore-gateway: the secondary of account \"%s\" (--secondary-db) is "
-							"the primary itself, not a hot standby of it\n", a->name);
-					rc = 2;
-				}
-				free(pid);
-				free(sid);
-			}
-		}
-		if (rc == 0 && (ids[i] = identity(a->pool->conn[0])) == NULL)
+		else if ((ids[i] = identity(a->pool->conn[0])) == NULL ||
+				 (gw_config.secondary_conninfo != NULL &&
+				  (copy = copy_identity(a->pool->conn[0], &deadline)) == NULL))
 		{
 			fprintf(stderr, "tablestore-gateway: cannot identify the database of account \"%s\"\n", a->name);
 			rc = 1;
 		}
+		else if (gw_config.secondary_conninfo != NULL &&
+				 (a->secondary = pool_new(a, gw_config.secondary_conninfo,
+										  gw_config.secondary_pool_size, false, copy)) == NULL)
+		{
+			fprintf(stderr, "tablestore-gateway: the secondary of account \"%s\" must be a hot standby of "
+					"its database (--secondary-db: a standby of --db's server, the same database)\n", a->name);
+			rc = 2;
+		}
+		else if (a->secondary != NULL && a->secondary->conn[0] != NULL)
+		{
+			/* the same database as replicated, but a standby, not the primary itself? */
+			char	   *sid = identity(a->secondary->conn[0]);
+
+			if (sid == NULL || strcmp(sid, ids[i]) == 0)
+			{
+				fprintf(stderr, "tablestore-gateway: the secondary of account \"%s\" (--secondary-db) is "
+						"the primary itself, not a hot standby of it\n", a->name);
+				rc = 2;
+			}
+			free(sid);
+		}
+		/* copy lives on as the secondary's expect */
+		if (a->secondary == NULL)
+			free(copy);
 		for (int j = 0; j < i && rc == 0; j++)
 			if (strcmp(ids[i], ids[j]) == 0)
 			{
@@ -660,7 +794,9 @@ deliver(Call *call, PGresult *res)
  * run_call: on connection c, set the role (if any) and run the prepared
  * statement, both pipelined before one Sync, so they share one implicit
  * transaction and the role ends with it.  False with err filled when the
- * call failed.
+ * call failed; err->timed_out when the server did not answer within
+ * --db-timeout-ms (the caller must drop the connection: it is left in the
+ * middle of the protocol).
  */
 static bool
 run_call(PGconn *c, const char *role, const char *stmt, int nparams,
@@ -671,6 +807,7 @@ run_call(PGconn *c, const char *role, const char *stmt, int nparams,
 	bool		synced = false;
 	int			stmt_q = role ? 1 : 0;	/* the statement's place in the pipeline */
 	int			q = 0;
+	struct timespec deadline = deadline_in(gw_config.db_timeout_ms);
 
 	if (!PQenterPipelineMode(c) ||
 		(role && !PQsendQueryPrepared(c, "role", 1, &role, NULL, NULL, 0)) ||
@@ -686,6 +823,22 @@ run_call(PGconn *c, const char *role, const char *stmt, int nparams,
 	/* results: [role, NULL,] statement (rows), NULL, sync */
 	for (int guard = 0; !synced && guard < 64;)
 	{
+		if (!wait_ready(c, &deadline))
+		{
+			fprintf(stderr, "tablestore-gateway: the database did not answer within %d ms: "
+					"its connection is dropped\n", gw_config.db_timeout_ms);
+			if (failed)
+				PQclear(failed);
+			if (call->out)
+				PQclear(call->out);
+			call->out = NULL;
+			err->batch_index = -1;
+			err->timed_out = true;
+			set_err(err, "ServerBusy", 503,
+					"The server is currently unable to receive requests. Please retry your request.",
+					"the database did not answer in time");
+			return false;
+		}
 		res = PQgetResult(c);
 		if (res == NULL)
 		{
@@ -757,6 +910,8 @@ pool_call(Req *r, const char *stmt, int nparams, const char *const *values, Call
 	/* a request at <account>-secondary reads the standby, when there is one */
 	DbPool	   *p = r->secondary && r->acct->secondary ? r->acct->secondary : r->acct->pool;
 	bool		ok = false;
+	bool		probe = false;
+	bool		tripped;
 
 	/*
 	 * A pooled connection whose session the server ended (a restart, a
@@ -772,11 +927,34 @@ pool_call(Req *r, const char *stmt, int nparams, const char *const *values, Call
 			db_err_free(err);
 		memset(err, 0, sizeof(*err));
 		err->batch_index = -1;
+		if (p != NULL && !pool_admit(p, &probe))
+		{
+			err->unreachable = true;
+			set_err(err, "ServerBusy", 503,
+					"The server is currently unable to receive requests. Please retry your request.",
+					"the database did not answer lately");
+			return false;
+		}
 		if (p == NULL || (slot = pool_get(p)) < 0)
 		{
+			if (p != NULL && probe)
+				pool_verdict(p, true, true);
 			set_err(err, "ServerBusy", 503,
 					"The server is currently unable to receive requests. Please retry your request.",
 					"no database connection became free in time");
+			return false;
+		}
+		/* the breaker opened while this request waited for the slot */
+		pthread_mutex_lock(&p->lock);
+		tripped = !probe && p->down;
+		pthread_mutex_unlock(&p->lock);
+		if (tripped)
+		{
+			pool_put(p, slot);
+			err->unreachable = true;
+			set_err(err, "ServerBusy", 503,
+					"The server is currently unable to receive requests. Please retry your request.",
+					"the database did not answer lately");
 			return false;
 		}
 		if (p->conn[slot] != NULL && conn_dead(p->conn[slot]))
@@ -785,9 +963,15 @@ pool_call(Req *r, const char *stmt, int nparams, const char *const *values, Call
 			p->conn[slot] = NULL;
 		}
 		if (p->conn[slot] == NULL)
-			p->conn[slot] = pool_connect(p);
+			p->conn[slot] = connect_one(p);
 		if (p->conn[slot] == NULL)
 		{
+			/*
+			 * the standby's failed attempt opens its breaker (or keeps it
+			 * open); the primary's only keeps it open after a probe
+			 */
+			if (p->optional || probe)
+				pool_verdict(p, probe, true);
 			pool_put(p, slot);
 			err->unreachable = true;
 			set_err(err, "ServerBusy", 503,
@@ -796,6 +980,13 @@ pool_call(Req *r, const char *stmt, int nparams, const char *const *values, Call
 			return false;
 		}
 		ok = run_call(p->conn[slot], r->bearer ? r->role : r->acct->role, stmt, nparams, values, call, err);
+		pool_verdict(p, probe, err->timed_out);
+		if (err->timed_out)
+		{
+			/* a server that does not answer cannot be cancelled: the connection goes */
+			PQfinish(p->conn[slot]);
+			p->conn[slot] = NULL;
+		}
 
 		/*
 		 * On the standby a statement that held back the replay longer than

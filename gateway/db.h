@@ -24,6 +24,8 @@ typedef struct DbErr
 	bool		retry;			/* the server ended the session: nothing applied */
 	char		sqlstate[6];	/* the failed statement's, "" if none */
 	bool		unreachable;	/* no connection could be opened */
+	bool		timed_out;		/* the server did not answer within
+								 * --db-timeout-ms */
 } DbErr;
 
 /* one row of a streamed result; false stops the reading (the rest is discarded) */

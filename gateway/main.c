@@ -63,6 +63,7 @@ GwConfig	gw_config = {
 	.max_per_ip = 64,
 	.memory_budget = (size_t) 256 * 1024 * 1024,
 	.statement_timeout_ms = 30000,
+	.db_timeout_ms = -1,		/* --statement-timeout-ms's + 5000 */
 };
 
 /*
@@ -213,7 +214,7 @@ usage(void)
 		   "  --pool N                 database connections (default 8)\n"
 		   "  --secondary-db CONNINFO  libpq connection string of a hot standby of --db's server: every read at\n"
 		   "                           <account>-secondary runs there (default: none, the secondary reads --db's)\n"
-		   "  --secondary-pool N       connections to the standby (default: --pool's)\n"
+		   "  --secondary-pool N       connections to the standby (default: --pool's, at most half of --threads)\n"
 		   "  --threads N              HTTP threads (default 8; a thread waits while its request is in the database)\n"
 		   "  --pool-wait-ms N         how long a request waits for a connection before 503 (default 5000)\n"
 		   "  --timeout S              idle seconds before a client connection is closed (default 30)\n"
@@ -223,6 +224,9 @@ usage(void)
 		   "  --max-connections-per-ip N  concurrent connections of one client address (default 64)\n"
 		   "  --memory-budget MIB      request and response bodies held at once, in MiB (default 256)\n"
 		   "  --statement-timeout-ms N limit of one database call (default 30000)\n"
+		   "  --db-timeout-ms N        the gateway's own deadline for a database call or connection attempt: a\n"
+		   "                           server that does not answer by then is dropped, 503 (default: the\n"
+		   "                           statement timeout + 5000)\n"
 		   "  --tls-cert FILE, --tls-key FILE  serve HTTPS with this PEM certificate (chain) and key\n"
 		   "  --oauth-key FILE         trust bearer tokens (JWT, RS256/384/512) signed by the RSA key of this PEM\n"
 		   "                           public key or certificate (at most 8; bearer tokens need HTTPS)\n"
@@ -322,6 +326,7 @@ main(int argc, char **argv)
 		{"oauth-tenant", required_argument, NULL, 1005},
 		{"secondary-db", required_argument, NULL, 1006},
 		{"secondary-pool", required_argument, NULL, 1007},
+		{"db-timeout-ms", required_argument, NULL, 1008},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0}
@@ -409,6 +414,18 @@ main(int argc, char **argv)
 			case 's':
 				gw_config.statement_timeout_ms = atoi(optarg);
 				break;
+			case 1008:
+				{
+					long		ms = positive(optarg);
+
+					if (ms < 100 || ms > 3600000)
+					{
+						fprintf(stderr, "tablestore-gateway: --db-timeout-ms takes 100 to 3600000\n");
+						return 2;
+					}
+					gw_config.db_timeout_ms = (int) ms;
+				}
+				break;
 			case 'C':
 				tls_cert = optarg;
 				break;
@@ -466,8 +483,17 @@ main(int argc, char **argv)
 		usage();
 		return 2;
 	}
+	if (gw_config.db_timeout_ms < 0)
+		gw_config.db_timeout_ms = gw_config.statement_timeout_ms > 0 &&
+			gw_config.statement_timeout_ms < 3600000 - 5000 ?
+			gw_config.statement_timeout_ms + 5000 : 3600000;
+	/*
+	 * the standby's pool leaves the primary's requests HTTP threads of their
+	 * own when the standby stalls: at most half of them by default
+	 */
 	if (gw_config.secondary_pool_size < 0)
-		gw_config.secondary_pool_size = gw_config.pool_size;
+		gw_config.secondary_pool_size = gw_config.pool_size < (gw_config.threads + 1) / 2 ?
+			gw_config.pool_size : (gw_config.threads + 1) / 2;
 	if ((gw_config.naccounts == 0 || dev) && !find_account(DEV_ACCOUNT, strlen(DEV_ACCOUNT)))
 		add_account(DEV_ACCOUNT, DEV_KEY, NULL, NULL);
 	if (published_key_exposed() || !oauth_check_config())

@@ -324,9 +324,11 @@ request_parse(Req *r, Resp *resp)
 	 * One trailing "/" addresses the same resource (/Tables/, /t/): Azurite
 	 * serves it, and clients written against it send it; auth.c accepts a
 	 * signature over the path with or without it.  Only a "/" sent as one:
-	 * a trailing %2F is part of the name it ends.
+	 * a trailing %2F is part of the name it ends.  A "/" alone is not a
+	 * trailing one: it ends no name (/<account>// is an empty name, not the
+	 * service root, and parse_resource refuses it).
 	 */
-	if (r->rest[0] != '\0' && rest_raw[strlen(rest_raw) - 1] == '/')
+	if (r->rest[0] != '\0' && r->rest[1] != '\0' && rest_raw[strlen(rest_raw) - 1] == '/')
 		r->rest[strlen(r->rest) - 1] = '\0';
 	/*
 	 * Until the request is authenticated its errors come as XML only where

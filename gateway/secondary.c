@@ -83,14 +83,14 @@ service_stats(Req *r, Resp *resp)
 		DbErr		err;
 		PGresult   *res = db_call(r, "replication_status", 0, NULL, &err);
 
-		if (res == NULL && !err.unreachable)
+		if (res == NULL && !err.unreachable && !err.timed_out)
 		{
 			db_error_response(r, resp, &err);
 			return;
 		}
 		if (res == NULL)
 		{
-			/* the standby is down or refuses connections */
+			/* the standby is down, refuses connections or does not answer */
 			db_err_free(&err);
 			snprintf(status, sizeof(status), "unavailable");
 			sync = 0;

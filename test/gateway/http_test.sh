@@ -363,6 +363,10 @@ signed_as "/$acct/Tables" GET "/$acct/Tables//"
 expect "two trailing slashes are not the path signed" 403 AuthenticationFailed
 signed_as "/$acct/slashtab" GET "/$acct/slashtabx/"
 expect "a signature over another path" 403 AuthenticationFailed
+# two slashes after the account are an empty name, not the service root
+# (signed as sent, so only the path decides)
+call GET "/$acct//?restype=service&comp=properties"
+expect "the service properties at /<account>//" 400 InvalidUri
 # a SAS that gives a field twice fails authentication (Azurite's sas test
 # 12); another parameter given twice stays a malformed request
 raw GET "/$acct/slashtab()?$rsas&sig=duplicated"

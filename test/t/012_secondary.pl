@@ -15,7 +15,10 @@
 # with the standby stopped the secondary is 503 ServerBusy and its stats
 # "unavailable" while the primary serves, a gateway starts without it, and
 # the secondary serves again once it is back; promoted, it still refuses
-# writes and its stats say "unavailable".
+# writes and its stats say "unavailable".  A --secondary-db that reaches
+# another database than the account's stops the start-up; a standby frozen
+# (SIGSTOP) on the connections the gateway holds makes the secondary's reads
+# 503 within --db-timeout-ms while the primary serves.
 use strict;
 use warnings;
 use Digest::SHA qw(hmac_sha256_base64);
@@ -198,11 +201,27 @@ for my $case (
 	[ 'another cluster', 'host=' . $stranger->host . ' port=' . $stranger->port . ' dbname=sec user=gws' ])
 {
 	my ($rc, $out) = refused_start('--secondary-db', $case->[1]);
-	ok(defined $rc && $rc == 2 && $out =~ /no standby|the primary itself/,
+	ok(defined $rc && $rc == 2 && $out =~ /not a standby's copy|must be a hot standby|the primary itself/,
 		"--secondary-db naming $case->[0]: the start-up is refused")
 	  or diag($rc // 'still running', "\n", $out);
 }
 $stranger->stop;
+# the secondary must be the standby's copy of the account's own database:
+# a --secondary-db that reaches another database (of the standby, or one
+# the conninfo names) stops the start-up (status 2), as two accounts
+# sharing a database do
+{
+	my $other = 'host=' . $standby->host . ' port=' . $standby->port . ' dbname=postgres user=gws';
+	my $out = '';
+	# a gateway that does start is stopped by the timeout (the test fails)
+	my $exited = eval {
+		IPC::Run::run([ $bin, '--db', $pdb, '--secondary-db', $other, '--port', '0' ],
+			'>', \$out, '2>&1', IPC::Run::timeout(20));
+		1;
+	} || $@ !~ /timeout/;
+	ok($exited && $? >> 8 == 2, 'a --secondary-db reaching another database: the start-up is refused');
+	like($out, qr/not a standby's copy of the account's database/, 'and says why') or diag($out);
+}
 
 my $port = start_gateway('gw', '--secondary-db', $sdb, '--pool', '2', '--pool-wait-ms', '3000')
   // BAIL_OUT('the gateway did not start');
@@ -416,6 +435,59 @@ $primary->start;
 		usleep(200_000);
 	}
 	is($st, 'live', 'the primary back: live again');
+# a standby that stops answering on the connections the gateway holds
+# (frozen: SIGSTOP of all its processes, as a hung host or VM; the kernel
+# still accepts and acknowledges): every read at the secondary is 503
+# within --db-timeout-ms (plus a margin for the ASan build), its stats say
+# "unavailable", the primary is served meanwhile, and the secondary serves
+# again once the standby answers (SIGCONT)
+{
+	my $port4 = start_gateway('gw4', '--secondary-db', $sdb, '--threads', '4', '--pool', '2',
+		'--db-timeout-ms', '2000') // BAIL_OUT('gw4 did not start');
+	is(get($port4, $S, '1'), 200, 'gw4 reads at the secondary');
+	my $pm = $standby->{_pid};
+	my @frozen = ($pm, grep { /^\d+$/ } split /\s+/, `pgrep -P $pm`);
+	kill 'STOP', @frozen;
+	my @kids;
+	for my $k (1 .. 3)
+	{
+		my $pid = fork;
+		die "fork: $!" unless defined $pid;
+		if ($pid == 0)
+		{
+			my $t = Time::HiRes::time();
+			my $st = get($port4, $S, '1');
+			open my $f, '>', "$work/frozen.$k" or POSIX::_exit(1);
+			printf $f "%d %.1f\n", $st, Time::HiRes::time() - $t;
+			close $f;
+			POSIX::_exit(0);
+		}
+		push @kids, $pid;
+	}
+	my $t = Time::HiRes::time();
+	is(get($port4, $P, '1'), 200, 'the standby frozen: the primary serves');
+	cmp_ok(Time::HiRes::time() - $t, '<=', 5, 'promptly');
+	waitpid($_, 0) for @kids;
+	for my $k (1 .. 3)
+	{
+		my $line = -e "$work/frozen.$k" ? PostgreSQL::Test::Utils::slurp_file("$work/frozen.$k") : 'none';
+		chomp $line;
+		like($line, qr/^503 (\d+\.\d)$/, "frozen standby: read $k at the secondary is 503 ($line)");
+		my ($secs) = $line =~ /^\d+ (\S+)/;
+		cmp_ok($secs // 99, '<=', 6, "within the deadline and a margin (read $k)");
+	}
+	$t = Time::HiRes::time();
+	my ($stf, $tf) = stats($port4);
+	ok($stf eq 'unavailable' && !defined $tf, "stats of a frozen standby: unavailable ($stf)");
+	cmp_ok(Time::HiRes::time() - $t, '<=', 6, 'within the deadline and a margin');
+	kill 'CONT', @frozen;
+	my $st = 0;
+	for (1 .. 100)
+	{
+		last if ($st = get($port4, $S, '1')) == 200;
+		usleep(100_000);
+	}
+	is($st, 200, 'the standby answers again: the secondary serves');
 }
 
 # promoted: still read-only at the gateway, and no longer replicating
