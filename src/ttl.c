@@ -101,6 +101,9 @@ static bool ts_ttl_worker_sweeps = true;	/* per database: the worker sweeps it *
  */
 #define TTL_CHANGE_LOCK		ShareRowExclusiveLock
 
+/* The longest the worker waits for a lock (lock_timeout). */
+#define TTL_WORKER_LOCK_TIMEOUT	"1s"
+
 /* Rows a sweep batch reads, per row it may delete, before it commits. */
 #define SWEEP_SCAN_FACTOR	10
 
@@ -999,6 +1002,25 @@ round_tables(MemoryContext cxt)
 }
 
 /*
+ * Whether a DROP DATABASE of the worker's database waits for it: dropdb
+ * holds the database's lock (ACCESS EXCLUSIVE) while it waits for the
+ * database's sessions to end, and a new session's lock (ROW EXCLUSIVE, as
+ * InitPostgres takes it) would conflict.  The worker then leaves at once,
+ * rather than make the drop fail.  Inside a transaction (the lock taken is
+ * the transaction's).
+ */
+static bool
+database_being_dropped(void)
+{
+	LOCKTAG		tag;
+
+	SET_LOCKTAG_OBJECT(tag, InvalidOid, DatabaseRelationId, MyDatabaseId, 0);
+	if (LockAcquire(&tag, RowExclusiveLock, false, true) == LOCKACQUIRE_NOT_AVAIL)
+		return true;
+	return false;
+}
+
+/*
  * One batch of the worker's sweep of relname, in its own transaction:
  * returns false when the table's pass is over (or the table, its time to
  * live or the extension is gone).
@@ -1017,6 +1039,11 @@ worker_batch(const char *relname)
 	{
 		worker_xact_end();
 		return false;
+	}
+	if (database_being_dropped())
+	{
+		worker_xact_end();
+		proc_exit(0);
 	}
 	relid = RangeVarGetRelid(makeRangeVar(TS_DATA_SCHEMA, pstrdup(relname), -1), RowExclusiveLock, true);
 	if (!OidIsValid(relid) || (ttl = ts_ttl_of_relation(relid)) == TS_TTL_OFF)
@@ -1091,6 +1118,16 @@ ts_ttl_sweep_main(Datum arg)
 	BackgroundWorkerInitializeConnectionByOid(DatumGetObjectId(arg), InvalidOid, 0);
 	SetConfigOption("search_path", "pg_catalog", PGC_SUSET, PGC_S_OVERRIDE);
 	SetConfigOption("application_name", "tablestore ttl sweep", PGC_USERSET, PGC_S_SESSION);
+
+	/*
+	 * Every wait of the worker is bounded: a lock held by anyone (a LOCK
+	 * TABLE, an open sweep_expired holding the progress row) costs it at
+	 * most this, then the batch fails, is recorded as the table's error in
+	 * tablestore.ttl_sweeps and the worker goes on with the next table (the
+	 * next round tries this one again), and the launcher with the next
+	 * database.
+	 */
+	SetConfigOption("lock_timeout", TTL_WORKER_LOCK_TIMEOUT, PGC_SUSET, PGC_S_OVERRIDE);
 	/* a database can opt out (ALTER DATABASE ... SET tablestore.ttl_worker = off) */
 	if (!ts_ttl_worker_sweeps)
 		proc_exit(0);
