@@ -946,7 +946,9 @@ sweep_expired(PG_FUNCTION_ARGS)
  * deleted), records progress and errors in tablestore.ttl_sweep_state and
  * exits: between rounds no process holds the database, so DROP DATABASE
  * meets none, and a dropped table, a dropped extension or a dropped
- * database ends the table's, or the round's, work at the next batch.
+ * database ends the table's, or the round's, work at the next batch.  Its
+ * waits are bounded (lock_timeout): a table it cannot lock is recorded and
+ * skipped, and a DROP DATABASE waiting for its sessions makes it leave.
  * ----------------------------------------------------------------
  */
 
