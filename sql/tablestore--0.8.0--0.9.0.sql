@@ -255,3 +255,15 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION tablestore.replication_status() IS 'this standby''s replication status and last sync time, as the read-access secondary';
 -- read-access secondary: end
+
+-- Time to live, ttl_sweeps shows only readable tables (attack F6 on issue 26 part 2): begin
+CREATE OR REPLACE VIEW tablestore.ttl_sweeps AS
+	SELECT t.table_name, t.default_ttl, s.last_start, s.last_end, s.rows_deleted, s.total_deleted,
+		s.position AS current_position, s.errors, s.last_error, s.last_error_at
+	FROM tablestore.tables t LEFT JOIN tablestore.ttl_sweep_state s
+		ON s.relation_name OPERATOR(pg_catalog.=) t.relation_name
+	WHERE (t.default_ttl IS NOT NULL OR s.relation_name IS NOT NULL)
+		-- only the tables the caller may read (as get_table_ttl, list_tables)
+		AND pg_catalog.has_table_privilege(pg_catalog.to_regclass('tablestore_data.' OPERATOR(pg_catalog.||)
+			pg_catalog.quote_ident(t.relation_name)), 'SELECT');
+-- Time to live, ttl_sweeps shows only readable tables: end

@@ -941,7 +941,10 @@ CREATE VIEW tablestore.ttl_sweeps AS
 		s.position AS current_position, s.errors, s.last_error, s.last_error_at
 	FROM tablestore.tables t LEFT JOIN tablestore.ttl_sweep_state s
 		ON s.relation_name OPERATOR(pg_catalog.=) t.relation_name
-	WHERE t.default_ttl IS NOT NULL OR s.relation_name IS NOT NULL;
+	WHERE (t.default_ttl IS NOT NULL OR s.relation_name IS NOT NULL)
+		-- only the tables the caller may read (as get_table_ttl, list_tables)
+		AND pg_catalog.has_table_privilege(pg_catalog.to_regclass('tablestore_data.' OPERATOR(pg_catalog.||)
+			pg_catalog.quote_ident(t.relation_name)), 'SELECT');
 COMMENT ON VIEW tablestore.ttl_sweeps IS 'time to live: each table''s sweeps: last start and end, rows deleted in the last pass and in all, the position of a pass under way, errors';
 GRANT SELECT ON tablestore.ttl_sweeps TO PUBLIC;
 

@@ -695,6 +695,17 @@ SELECT string_agg(s, E';\n') FROM (
 	SELECT format('DO %%L', format('BEGIN PERFORM tablestore.set_table_acl(%%L, %%L::jsonb); END', t.table_name, a.acl))
 	FROM tablestore.table_acl a JOIN tablestore.tables t ON t.relation_name = a.relation_name
 	WHERE a.relation_name = %2$L
+	UNION ALL
+	-- the table's time to live (off too: the target may keep an older
+	-- one); read through to_jsonb so that a source without the column
+	-- (before 0.9.0) gives nothing.
+	-- EVERY PER-TABLE SETTING OF THE NODE'S CATALOG (tablestore.tables and
+	-- its satellites: time to live, property indexes, ...) MUST BE COPIED
+	-- HERE, or the moved entities lose it on the target.
+	SELECT format('DO %%L', format('BEGIN PERFORM tablestore.set_table_ttl(%%L, %%s); END', t.table_name,
+		coalesce(to_jsonb(t) ->> 'default_ttl', 'NULL')))
+	FROM tablestore.tables t
+	WHERE t.relation_name = %2$L AND to_jsonb(t) ? 'default_ttl'
 ) x$q$, 'tablestore_data.' || quote_ident(rel), rel);
 $$;
 

@@ -11,7 +11,8 @@
  * NULL (off: nothing here changes anything, TimeToLive is an ordinary
  * property), -1 (on, without a default) or seconds.  It is cached per
  * backend and relation, forgotten with the entity relation's relcache entry
- * (set_table_ttl invalidates it).
+ * (set_table_ttl invalidates it), and read, like a system catalog, under a
+ * fresh snapshot: what a statement applies is the committed value.
  *
  * Expiry is decided by ts_ttl_expired against ts_ttl_now(): the statement's
  * start time (plus tablestore.clock_offset), so that every row of a scan,
@@ -92,6 +93,17 @@ static int	ts_ttl_batch_size = 1000;	/* rows deleted per transaction */
 static char *ts_ttl_databases = NULL;	/* the databases the worker serves */
 static bool ts_ttl_worker_sweeps = true;	/* per database: the worker sweeps it */
 
+/*
+ * The lock on an entity relation under which its time to live changes
+ * (set_table_ttl, or any update of the catalog's default_ttl): it conflicts
+ * with the ROW EXCLUSIVE of sweeps and writers, so a time to live is not
+ * changed under a sweep or write that applies it.
+ */
+#define TTL_CHANGE_LOCK		ShareRowExclusiveLock
+
+/* The longest the worker waits for a lock (lock_timeout). */
+#define TTL_WORKER_LOCK_TIMEOUT	"1s"
+
 /* Rows a sweep batch reads, per row it may delete, before it commits. */
 #define SWEEP_SCAN_FACTOR	10
 
@@ -109,6 +121,12 @@ typedef struct TtlCacheEntry
 
 static HTAB *ttl_cache = NULL;
 
+/*
+ * Relcache invalidations seen so far: a value read while one arrives may
+ * predate the change it announces, and is not cached (ts_ttl_of_relation).
+ */
+static uint64 ttl_inval_count = 0;
+
 /* Forget a relation's cached time to live (every one for InvalidOid). */
 static void
 ttl_cache_invalidate(Datum arg, Oid relid)
@@ -116,6 +134,7 @@ ttl_cache_invalidate(Datum arg, Oid relid)
 	HASH_SEQ_STATUS status;
 	TtlCacheEntry *e;
 
+	ttl_inval_count++;
 	if (ttl_cache == NULL)
 		return;
 	if (OidIsValid(relid))
@@ -153,6 +172,15 @@ ttl_catalog_present(void)
 /*
  * Read a table's time to live from the catalog, by its relation's name, as
  * the catalog's owner (whatever the caller may read of it), read-only.
+ *
+ * It is read under a fresh snapshot, not the caller's: like a system
+ * catalog read for the relcache, the value is the committed one, whatever
+ * the caller's snapshot (a READ COMMITTED statement's, taken before it
+ * locked the table and so took in the invalidation, or a REPEATABLE READ
+ * transaction's).  Read under that older snapshot, a time to live changed
+ * since would be cached stale until the next invalidation, which may never
+ * come.  (In parallel mode no new snapshot can be taken; the caller's
+ * serves, and the leader has read the value already.)
  */
 static int32
 ttl_read_catalog(const char *relname)
@@ -179,9 +207,13 @@ ttl_read_catalog(const char *relname)
 	SPI_connect();
 	GetUserIdAndSecContext(&save_userid, &save_sec);
 	SetUserIdAndSecContext(owner, save_sec | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
+	if (!IsInParallelMode())
+		PushActiveSnapshot(GetLatestSnapshot());
 	ret = SPI_execute_with_args("SELECT default_ttl FROM " TS_SCHEMA ".tables "
 								"WHERE relation_name OPERATOR(pg_catalog.=) $1",
 								1, argtypes, values, NULL, true, 1);
+	if (!IsInParallelMode())
+		PopActiveSnapshot();
 	SetUserIdAndSecContext(save_userid, save_sec);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "could not read the time to live of \"%s\": %s", relname, SPI_result_code_string(ret));
@@ -221,7 +253,24 @@ ts_ttl_of_relation(Oid relid)
 	if (e != NULL)
 		return e->ttl;
 	relname = get_rel_name(relid);
-	ttl = relname ? ttl_read_catalog(relname) : TS_TTL_OFF;
+	for (int tries = 0;; tries++)
+	{
+		uint64		seen = ttl_inval_count;
+
+		ttl = relname ? ttl_read_catalog(relname) : TS_TTL_OFF;
+
+		/*
+		 * An invalidation taken in during the read (its locks take them in)
+		 * may announce a change committed after the read's snapshot: read
+		 * again, under a newer snapshot, rather than cache what may be
+		 * stale.  Under a storm of invalidations, the last value read is
+		 * used, not cached.
+		 */
+		if (seen == ttl_inval_count)
+			break;
+		if (tries == 3)
+			return ttl;
+	}
 	/* entered once read: an error above leaves nothing behind */
 	e = hash_search(ttl_cache, &relid, HASH_ENTER, &found);
 	e->ttl = ttl;
@@ -633,33 +682,50 @@ state_error(const char *relname, const char *message)
 }
 
 /*
- * Sweep the entity relation relname (locked by the caller, time to live
- * table_ttl) in batches of at most batch rows, deleting at most max_rows,
- * resuming a pass under way; one transaction (the caller's), progress
- * recorded after each batch.  Returns the rows deleted.  Inside SPI.
+ * Sweep the entity relation relname (locked by the caller) in batches of at
+ * most batch rows, deleting at most max_rows, resuming a pass under way;
+ * one transaction (the caller's), progress recorded after each batch.
+ * Returns the rows deleted.  Inside SPI.
+ *
+ * Each batch applies the time to live in force when it starts (the
+ * caller's lock keeps it from changing under the batch; a change made
+ * earlier in the caller's transaction counts), and runs in a memory context
+ * of its own, reset after it: the memory a sweep uses does not grow with
+ * the rows it deletes.
  */
 static int64
-sweep_relation(Relation heap, const char *relname, int32 table_ttl, int64 max_rows)
+sweep_relation(Relation heap, const char *relname, int64 max_rows)
 {
 	ItemPointerData pos;
 	SweepBatch	b;
 	int64		total = 0;
 	TimestampTz now = ts_ttl_now();
+	MemoryContext batchcxt;
 
 	if (!state_position(relname, &pos))
 	{
 		state_start(relname);
 		ItemPointerSet(&pos, 0, FirstOffsetNumber);
 	}
+	batchcxt = AllocSetContextCreate(CurrentMemoryContext, "tablestore sweep batch", ALLOCSET_DEFAULT_SIZES);
 	while (total < max_rows)
 	{
+		int32		table_ttl = ts_ttl_of_relation(RelationGetRelid(heap));
+		MemoryContext old;
+
+		if (table_ttl == TS_TTL_OFF)
+			break;
+		old = MemoryContextSwitchTo(batchcxt);
 		sweep_batch(heap, table_ttl, now, &pos, Min(max_rows - total, (int64) ts_ttl_batch_size), &b);
+		MemoryContextSwitchTo(old);
+		MemoryContextReset(batchcxt);
 		total += b.deleted;
 		state_progress(relname, b.deleted, b.done ? NULL : &b.next);
 		if (b.done)
 			break;
 		pos = b.next;
 	}
+	MemoryContextDelete(batchcxt);
 	return total;
 }
 
@@ -711,7 +777,15 @@ set_table_ttl(PG_FUNCTION_ARGS)
 				   errmsg("time to live must be greater than 0 seconds, -1 or null"));
 	PreventCommandIfReadOnly("set_table_ttl");
 	PreventCommandDuringRecovery("set_table_ttl");
-	relid = owned_table(ts_arg_table_name(fcinfo), AccessShareLock, &relname);
+
+	/*
+	 * SHARE ROW EXCLUSIVE: the change waits for every sweep and writer of
+	 * the table under way (they hold ROW EXCLUSIVE, and removed expired rows
+	 * under the time to live they read), and each that comes after waits
+	 * for it and reads the new value: no row is deleted under a time to
+	 * live no longer in force.  Readers do not wait.
+	 */
+	relid = owned_table(ts_arg_table_name(fcinfo), TTL_CHANGE_LOCK, &relname);
 
 	values[0] = CStringGetTextDatum(relname);
 	values[1] = PG_ARGISNULL(1) ? (Datum) 0 : Int32GetDatum(PG_GETARG_INT32(1));
@@ -772,7 +846,11 @@ ttl_catalog_changed(PG_FUNCTION_ARGS)
 			continue;
 		relid = get_relname_relid(TextDatumGetCString(name), nsp);
 		if (OidIsValid(relid))
+		{
+			/* a direct update waits for sweeps and writers, as set_table_ttl */
+			LockRelationOid(relid, TTL_CHANGE_LOCK);
 			CacheInvalidateRelcacheByRelid(relid);
+		}
 	}
 	return PointerGetDatum(NULL);
 }
@@ -868,7 +946,7 @@ sweep_expired(PG_FUNCTION_ARGS)
 		(void) ts_check_entity_relation(heap, true);
 		(void) sweep_lock(relid, true);
 		SPI_connect();
-		total += sweep_relation(heap, relname, ttl, max_rows - total);
+		total += sweep_relation(heap, relname, max_rows - total);
 		SPI_finish();
 		table_close(heap, NoLock);
 	}
@@ -888,7 +966,9 @@ sweep_expired(PG_FUNCTION_ARGS)
  * deleted), records progress and errors in tablestore.ttl_sweep_state and
  * exits: between rounds no process holds the database, so DROP DATABASE
  * meets none, and a dropped table, a dropped extension or a dropped
- * database ends the table's, or the round's, work at the next batch.
+ * database ends the table's, or the round's, work at the next batch.  Its
+ * waits are bounded (lock_timeout): a table it cannot lock is recorded and
+ * skipped, and a DROP DATABASE waiting for its sessions makes it leave.
  * ----------------------------------------------------------------
  */
 
@@ -944,6 +1024,25 @@ round_tables(MemoryContext cxt)
 }
 
 /*
+ * Whether a DROP DATABASE of the worker's database waits for it: dropdb
+ * holds the database's lock (ACCESS EXCLUSIVE) while it waits for the
+ * database's sessions to end, and a new session's lock (ROW EXCLUSIVE, as
+ * InitPostgres takes it) would conflict.  The worker then leaves at once,
+ * rather than make the drop fail.  Inside a transaction (the lock taken is
+ * the transaction's).
+ */
+static bool
+database_being_dropped(void)
+{
+	LOCKTAG		tag;
+
+	SET_LOCKTAG_OBJECT(tag, InvalidOid, DatabaseRelationId, MyDatabaseId, 0);
+	if (LockAcquire(&tag, RowExclusiveLock, false, true) == LOCKACQUIRE_NOT_AVAIL)
+		return true;
+	return false;
+}
+
+/*
  * One batch of the worker's sweep of relname, in its own transaction:
  * returns false when the table's pass is over (or the table, its time to
  * live or the extension is gone).
@@ -962,6 +1061,11 @@ worker_batch(const char *relname)
 	{
 		worker_xact_end();
 		return false;
+	}
+	if (database_being_dropped())
+	{
+		worker_xact_end();
+		proc_exit(0);
 	}
 	relid = RangeVarGetRelid(makeRangeVar(TS_DATA_SCHEMA, pstrdup(relname), -1), RowExclusiveLock, true);
 	if (!OidIsValid(relid) || (ttl = ts_ttl_of_relation(relid)) == TS_TTL_OFF)
@@ -1044,6 +1148,16 @@ ts_ttl_sweep_main(Datum arg)
 	BackgroundWorkerInitializeConnectionByOid(DatumGetObjectId(arg), InvalidOid, 0);
 	SetConfigOption("search_path", "pg_catalog", PGC_SUSET, PGC_S_OVERRIDE);
 	SetConfigOption("application_name", "tablestore ttl sweep", PGC_USERSET, PGC_S_SESSION);
+
+	/*
+	 * Every wait of the worker is bounded: a lock held by anyone (a LOCK
+	 * TABLE, an open sweep_expired holding the progress row) costs it at
+	 * most this, then the batch fails, is recorded as the table's error in
+	 * tablestore.ttl_sweeps and the worker goes on with the next table (the
+	 * next round tries this one again), and the launcher with the next
+	 * database.
+	 */
+	SetConfigOption("lock_timeout", TTL_WORKER_LOCK_TIMEOUT, PGC_SUSET, PGC_S_OVERRIDE);
 	/* a database can opt out (ALTER DATABASE ... SET tablestore.ttl_worker = off) */
 	if (!ts_ttl_worker_sweeps)
 		proc_exit(0);

@@ -87,7 +87,8 @@ run bash tools/run-tap.sh test/t/015_router.pl
 # replication), issue 23's findings of the old mover, the attack on moves,
 # the whitelist of what a moved table may hold, the leftovers of a
 # cleanup an owner refuses, a Jepsen-style test of
-# moves under writes and faults (fixed seed), rebalancing, and random
+# moves under writes and faults (fixed seed), rebalancing, a moved
+# partition keeping its time to live, and random
 # arguments for every function of the router (FUZZ_ROUTER_SECONDS): no
 # crash or XX000 on the router or a shard
 run bash tools/run-tap.sh test/t/020_cluster.pl

@@ -183,6 +183,11 @@ SELECT table_name, default_ttl, rows_deleted, total_deleted, current_position IS
 	last_end >= last_start AS ended, errors
 FROM tablestore.ttl_sweeps;
 SELECT rk FROM tablestore_data.ttl ORDER BY rk;
+-- the view shows only the tables the caller may read
+REVOKE ALL ON tablestore_data.ttl FROM regress_ttl_other;
+SET ROLE regress_ttl_other;
+SELECT count(*) AS sweeps_shown FROM tablestore.ttl_sweeps;
+RESET ROLE;
 SELECT tablestore.sweep_expired();		-- nothing left
 SELECT pg_temp.try($$SELECT tablestore.sweep_expired('Ttl', -1)$$);
 SELECT tablestore.sweep_expired('TtlOff');	-- off: nothing

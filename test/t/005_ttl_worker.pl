@@ -12,7 +12,9 @@
 # while the worker waits, the table is deleted, the extension dropped, or
 # the database dropped (WITH (FORCE), which ends the worker).  Each time
 # the worker (or the launcher) carries on with the rest, and a table made
-# afterwards is swept.
+# afterwards is swept.  The worker waits at most its lock_timeout: a table
+# locked for long is skipped and recorded, the next table and database are
+# swept, and a DROP DATABASE without FORCE does not fail because of it.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -127,6 +129,46 @@ ok($node->poll_query_until('postgres', q{SELECT count(*) = 0 FROM tablestore_dat
 ok( $node->poll_query_until('postgres',
 		q{SELECT count(*) = 1 FROM pg_stat_activity WHERE backend_type = 'tablestore ttl launcher'}),
 	'the launcher still runs');
+
+# 4. A lock held for long stalls nothing but its table (attack F4): the
+# worker gives up on the locked table after its lock_timeout, records it
+# in tablestore.ttl_sweeps and sweeps the next table and database.
+make_table('postgres', 'Aalocked', 100, 0);    # first of the round
+my $s4 = session('postgres');
+session_run($s4, 'BEGIN; LOCK TABLE tablestore_data.aalocked IN SHARE MODE;', 'aalocked locked');
+$node->safe_psql('postgres', 'CREATE DATABASE db4');
+$node->safe_psql('db4', 'CREATE EXTENSION tablestore');
+make_table('db4', 'Other', 100, 0);
+make_table('postgres', 'Later', 100, 0);
+ok($node->poll_query_until('postgres', q{SELECT count(*) = 0 FROM tablestore_data.later}),
+	'a table after a locked one is swept');
+ok($node->poll_query_until('db4', q{SELECT count(*) = 0 FROM tablestore_data.other}),
+	'another database is swept while a table is locked');
+ok( $node->poll_query_until('postgres',
+		q{SELECT errors > 0 AND last_error LIKE '%lock timeout%' FROM tablestore.ttl_sweeps WHERE table_name = 'Aalocked'}),
+	'the view records the locked table');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM tablestore_data.aalocked'), '100', 'the locked table is untouched');
+session_run($s4, 'COMMIT;', 'aalocked unlocked');
+ok($node->poll_query_until('postgres', q{SELECT count(*) = 0 FROM tablestore_data.aalocked}),
+	'the table is swept once unlocked');
+
+# 5. DROP DATABASE (without FORCE) of a database the worker is in: the
+# worker waits for a lock there; the drop waits for the database's sessions
+# (at most 5 s) and the lock's holder leaves: the worker leaves too.
+my $s5 = session('db4');
+session_run($s5, 'BEGIN; LOCK TABLE tablestore_data.other IN SHARE MODE;', 'db4 locked');
+worker_waits('db4 Other');
+my ($dout, $derr) = ('', '');
+my $drop = IPC::Run::start([ 'psql', '-XAtq', '-d', $node->connstr('postgres'), '-c', 'DROP DATABASE db4' ],
+	'>', \$dout, '2>', \$derr);
+ok( $node->poll_query_until('postgres',
+		q{SELECT count(*) > 0 FROM pg_stat_activity WHERE query = 'DROP DATABASE db4'}),
+	'DROP DATABASE db4 runs');
+$s5->{in} .= "COMMIT;\n\\q\n";
+$s5->{h}->finish;
+ok($drop->finish, 'DROP DATABASE of a database the worker was in succeeds') or diag($derr);
+$s4->{in} .= "\\q\n";
+$s4->{h}->finish;
 
 # the worker leaves a database that opts out alone
 $node->safe_psql('postgres', q{ALTER DATABASE db2 SET tablestore.ttl_worker = off;});

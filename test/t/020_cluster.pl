@@ -19,6 +19,7 @@
 #   move_leftover.sh  a cleanup an owner refuses leaves rows, not a stalled move
 #   jepsen_move.sh    moves under writes and faults (fixed seed)
 #   rebalance.sh      adding and draining a node
+#   move_ttl.sh       a moved partition keeps its table's time to live
 #   fuzz_router.sh    random arguments for every function of the router
 #
 # It runs in a copy of the checkout's tools/ and test/ that tools/run-tap.sh
@@ -63,6 +64,7 @@ cluster_step('cluster/move_whitelist.sh', shards => 2, partitions => 8);
 cluster_step('cluster/move_leftover.sh', shards => 3, partitions => 8);
 cluster_step('cluster/jepsen_move.sh', shards => 3, partitions => 8);
 cluster_step('cluster/rebalance.sh', shards => 2, partitions => 8, nodes => { shard2 => 'logical' });
+cluster_step('cluster/move_ttl.sh', shards => 2, partitions => 8, nodes => { shard2 => 'logical' });
 cluster_step('cluster/fuzz_router.sh', shards => 2);
 
 done_testing();
