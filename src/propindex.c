@@ -42,8 +42,8 @@
  * ge, lt, le with a literal of the index's type; several on one index are
  * intersected; an "or" whose every branch is one is a union of ranges),
  * counts each candidate's index entries without reading the heap, up to a
- * cap derived from work_mem, and takes the one with the fewest when it is cheaper
- * than the key-order scan.  It then reads the matching entities' keys under
+ * cap derived from work_mem, and takes the one with the fewest when it is
+ * cheaper than the key-order scan.  It then reads the matching entities' keys under
  * the query's snapshot, sorts them, and the query probes them in key order
  * as a multi-point query, so that results, paging and continuations are
  * exactly those of the key path, row-level security applies as there, and
