@@ -42,12 +42,13 @@
  * ge, lt, le with a literal of the index's type; several on one index are
  * intersected; an "or" whose every branch is one is a union of ranges),
  * counts each candidate's index entries without reading the heap, up to a
- * cap from work_mem, and takes the one with the fewest when it is cheaper
- * than the key-order scan.  It then reads the matching entities' keys under
+ * cap derived from work_mem, and takes the one with the fewest when it is
+ * cheaper than the key-order scan.  It then reads the matching entities' keys under
  * the query's snapshot, sorts them, and the query probes them in key order
  * as a multi-point query, so that results, paging and continuations are
  * exactly those of the key path, row-level security applies as there, and
- * memory is bounded by the cap.  An index is only used after its definition
+ * the bytes of the keys collected are bounded by work_mem (past it, the
+ * key-order scan is used).  An index is only used after its definition
  * was checked (its table, expression, predicate, operator class): a
  * look-alike made or altered by the table's owner is ignored.
  *
@@ -174,7 +175,8 @@ typedef struct TsPropIndexUse
 	char	   *condition;
 	int64		entries;		/* index entries counted (-1: over the cap) */
 	int64		candidates;		/* entities whose keys were read */
-	int64		cap;
+	int64		cap;			/* the most entries worth counting */
+	int64		cap_bytes;		/* the most bytes of keys collected: work_mem */
 	BlockNumber heap_blocks;
 	const char *reason;			/* why not used */
 	bool		hide_counts;	/* row-level security applies: no counts */
@@ -520,7 +522,10 @@ check_index(Relation index, Oid keyfn, bool for_query, char **prop, int *type)
 
 /*
  * The property indexes of an entity relation (locked by the caller), each
- * checked; the others are left out.
+ * checked; the others are left out.  Each index's lock is released once it
+ * is checked: the caller's lock on the table keeps them from being dropped
+ * or changed, and explain_query, which unlocks the table at once, leaves no
+ * lock behind (attack finding 4).
  */
 static List *
 table_property_indexes(Relation heap, bool for_query)
@@ -548,7 +553,7 @@ table_property_indexes(Relation heap, bool for_query)
 			pi->type = type;
 			result = lappend(result, pi);
 		}
-		index_close(index, NoLock);
+		index_close(index, AccessShareLock);
 	}
 	return result;
 }
@@ -688,7 +693,8 @@ count_entries(Relation heap, PiCandidate *c, int64 limit)
 		if (n > limit)
 			break;
 	}
-	index_close(index, NoLock);
+	/* the table's lock protects the index; explain_query keeps no lock */
+	index_close(index, AccessShareLock);
 	return n;
 }
 
@@ -703,18 +709,37 @@ point_cmp(const ListCell *a, const ListCell *b)
 }
 
 /*
+ * The least memory a collected point takes: its segment and its cells in
+ * the two lists of collect_points, keys not counted.  Dividing the byte
+ * cap by it gives a bound on the entries worth counting.
+ */
+#define PI_MIN_POINT_BYTES ((int64) (sizeof(TsScanSegment) + 2 * sizeof(ListCell)))
+
+/*
  * The keys of the entities visible to the active snapshot in a candidate's
  * ranges and inside the plan's key bounds, as points in key order without
- * duplicates; false (nothing returned) if there are more than limit.
+ * duplicates; false (nothing returned) if they take more than max_bytes.
+ *
+ * The bytes counted are those really allocated (GetMemoryChunkSpace of the
+ * segment and of both key copies, with their allocator's rounding) and two
+ * list cells of each of the two lists (a list's array grows by doubling),
+ * so that long keys (up to 1,536 bytes of UTF-8 each) are not
+ * underestimated (attack finding 5).  A key read compressed is detoasted
+ * in a per-entity context, reset each time, so the copies are all that
+ * stays.
  */
 static bool
-collect_points(Relation heap, PiCandidate *c, const TsQueryPlan *plan, int64 limit,
+collect_points(Relation heap, PiCandidate *c, const TsQueryPlan *plan, int64 max_bytes,
 			   List **points)
 {
 	Relation	index = index_open(c->index->indexid, AccessShareLock);
 	TupleTableSlot *slot = table_slot_create(heap, NULL);
+	MemoryContext outer = CurrentMemoryContext;
+	MemoryContext percontext = AllocSetContextCreate(CurrentMemoryContext,
+													 "property index keys",
+													 ALLOCSET_SMALL_SIZES);
 	List	   *all = NIL;
-	int64		n = 0;
+	int64		bytes = 0;
 	bool		ok = true;
 	ListCell   *lc;
 
@@ -733,35 +758,58 @@ collect_points(Relation heap, PiCandidate *c, const TsQueryPlan *plan, int64 lim
 		while (index_getnext_slot(scan, ForwardScanDirection, slot))
 		{
 			bool		isnull;
+			Datum		pkd;
+			Datum		rkd;
 			text	   *pk;
 			text	   *rk;
+			TsScanSegment *seg;
 
 			CHECK_FOR_INTERRUPTS();
-			pk = DatumGetTextPP(slot_getattr(slot, TS_ATT_PK, &isnull));
+			pkd = slot_getattr(slot, TS_ATT_PK, &isnull);
 			if (isnull)
 				continue;
-			rk = DatumGetTextPP(slot_getattr(slot, TS_ATT_RK, &isnull));
+			rkd = slot_getattr(slot, TS_ATT_RK, &isnull);
 			if (isnull)
 				continue;
+			MemoryContextReset(percontext);
+			MemoryContextSwitchTo(percontext);
+			pk = DatumGetTextPP(pkd);
+			rk = DatumGetTextPP(rkd);
+			MemoryContextSwitchTo(outer);
 			if (!ts_key_in_range(&plan->pk, pk) || !ts_key_in_range(&plan->rk, rk))
 				continue;
-			if (++n > limit)
+			seg = ts_point_segment(DatumGetTextPCopy(PointerGetDatum(pk)),
+								   DatumGetTextPCopy(PointerGetDatum(rk)));
+			bytes += GetMemoryChunkSpace(seg) +
+				GetMemoryChunkSpace(seg->pk.lo.value) +
+				GetMemoryChunkSpace(seg->rk.lo.value) +
+				4 * sizeof(ListCell);
+			all = lappend(all, seg);
+			if (bytes > max_bytes)
 			{
 				ok = false;
 				break;
 			}
-			all = lappend(all, ts_point_segment(DatumGetTextPCopy(PointerGetDatum(pk)),
-												DatumGetTextPCopy(PointerGetDatum(rk))));
 		}
 		index_endscan(scan);
 		if (!ok)
 			break;
 	}
 	ExecDropSingleTupleTableSlot(slot);
-	index_close(index, NoLock);
+	MemoryContextDelete(percontext);
+	/* the table's lock protects the index; explain_query keeps no lock */
+	index_close(index, AccessShareLock);
 	if (!ok)
 	{
-		list_free_deep(all);
+		foreach(lc, all)
+		{
+			TsScanSegment *seg = lfirst(lc);
+
+			pfree(seg->pk.lo.value);
+			pfree(seg->rk.lo.value);
+			pfree(seg);
+		}
+		list_free(all);
 		return false;
 	}
 	list_sort(all, point_cmp);
@@ -885,14 +933,13 @@ may_use_index(List *conjuncts)
 }
 
 /*
- * The most entity keys a property-index query collects: what fits work_mem
- * at about 256 bytes a key (a point and two keys of typical length), and at
- * least 1,000.
+ * The most memory a property-index query's collected keys take: work_mem
+ * (collect_points counts the bytes it allocates).
  */
 static int64
-key_cap(void)
+key_cap_bytes(void)
 {
-	return Max((int64) 1000, (int64) work_mem * 1024 / 256);
+	return (int64) work_mem * 1024;
 }
 
 /*
@@ -919,7 +966,8 @@ ts_propindex_plan(Oid relid, TsQueryPlan *plan, int64 top)
 	PiCandidate *best = NULL;
 	TsPropIndexUse *use;
 	Relation	heap;
-	int64		cap = key_cap();
+	int64		cap_bytes = key_cap_bytes();
+	int64		cap = cap_bytes / PI_MIN_POINT_BYTES;
 	double		scan_cost;
 	ListCell   *lc;
 	List	   *points;
@@ -959,6 +1007,7 @@ ts_propindex_plan(Oid relid, TsQueryPlan *plan, int64 top)
 	use->entries = best->count > cap ? -1 : best->count;
 	use->candidates = -1;
 	use->cap = cap;
+	use->cap_bytes = cap_bytes;
 	use->heap_blocks = RelationGetNumberOfBlocks(heap);
 	use->hide_counts = check_enable_rls(relid, InvalidOid, true) == RLS_ENABLED;
 	scan_cost = (double) use->heap_blocks;
@@ -969,7 +1018,7 @@ ts_propindex_plan(Oid relid, TsQueryPlan *plan, int64 top)
 		use->reason = "more index entries than the memory cap";
 	else if (pi_mode == PI_MODE_AUTO && best->count > 100 && 2.0 * (double) best->count >= scan_cost)
 		use->reason = "the key-order scan is cheaper";
-	else if (!collect_points(heap, best, plan, cap, &points))
+	else if (!collect_points(heap, best, plan, cap_bytes, &points))
 		use->reason = "more matching entities than the memory cap";
 	else
 	{
@@ -1052,6 +1101,7 @@ ts_propindex_explain(JsonbParseState **st, const TsQueryPlan *plan)
 	push_int(st, "index_entries", use->hide_counts ? -1 : use->entries);
 	push_int(st, "entities", use->hide_counts ? -1 : use->candidates);
 	push_int(st, "cap", use->cap);
+	push_int(st, "cap_bytes", use->cap_bytes);
 	push_int(st, "table_pages", use->heap_blocks);
 	if (use->reason != NULL && !use->hide_counts)
 		push_string(st, "reason", use->reason);
@@ -1126,11 +1176,14 @@ arg_edm_type(FunctionCallInfo fcinfo, int n)
 }
 
 /*
- * Open a table's entity relation for a change of its property indexes: the
+ * Lock a table's entity relation for a change of its property indexes: the
  * caller must own it (as CREATE INDEX requires), checked before the lock.
+ * lockmode is the strongest lock the change needs (ShareLock to create,
+ * AccessExclusiveLock to drop), taken at once: upgrading a weaker lock
+ * later could deadlock two such calls on one table (attack finding 6).
  */
 static Oid
-owned_table(text *table_name, char **relname)
+owned_table(text *table_name, char **relname, LOCKMODE lockmode)
 {
 	const char *name = VARDATA_ANY(table_name);
 	int			len = VARSIZE_ANY_EXHDR(table_name);
@@ -1141,7 +1194,7 @@ owned_table(text *table_name, char **relname)
 	{
 		*relname = ts_relation_name(name, len);
 		relid = RangeVarGetRelidExtended(makeRangeVar(TS_DATA_SCHEMA, *relname, -1),
-										 AccessShareLock, RVR_MISSING_OK,
+										 lockmode, RVR_MISSING_OK,
 										 RangeVarCallbackOwnsRelation, NULL);
 	}
 	if (!OidIsValid(relid))
@@ -1257,7 +1310,8 @@ create_property_index(PG_FUNCTION_ARGS)
 	MemoryContext caller = CurrentMemoryContext;
 
 	prevent_if_read_only("CREATE INDEX");
-	relid = owned_table(table_name, &relname);
+	/* CREATE INDEX's lock, taken first */
+	relid = owned_table(table_name, &relname, ShareLock);
 
 	SPI_connect();
 	existing = catalog_row(relname, prop, type);
@@ -1345,7 +1399,8 @@ drop_property_index(PG_FUNCTION_ARGS)
 	ListCell   *lc;
 
 	prevent_if_read_only("DROP INDEX");
-	relid = owned_table(table_name, &relname);
+	/* DROP INDEX's lock on the table, taken first */
+	relid = owned_table(table_name, &relname, AccessExclusiveLock);
 	heap = table_open(relid, NoLock);
 	indexes = table_property_indexes(heap, false);
 	table_close(heap, NoLock);

@@ -238,3 +238,34 @@ SELECT tablestore.delete_table('Pidx');
 SELECT count(*) AS rows_left FROM tablestore.property_indexes WHERE relation_name = 'pidx';
 DROP ROLE pidx_reader;
 DROP FUNCTION all_rows(text, text), all_pages(text, text), access_of(text), sqlstate_of(text);
+
+-- attack finding 4: explain_query leaves no lock behind, not even on the
+-- indexes the property-index planner opened (the key index included)
+SELECT tablestore.create_table('PiLock');
+SELECT tablestore.insert_entity('PiLock', jsonb_build_object('PartitionKey', 'p', 'RowKey', 'r', 'A', 5)) IS NOT NULL AS inserted;
+SELECT tablestore.create_property_index('PiLock', 'A', 'Int32') IS NOT NULL AS created;
+BEGIN;
+SET LOCAL tablestore.property_index = on;
+SELECT tablestore.explain_query('PiLock', 'A eq 5')->>'access' AS access;
+SELECT count(*) AS locks_left FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+WHERE l.pid = pg_backend_pid() AND l.locktype = 'relation' AND c.relname LIKE 'pilock%';
+COMMIT;
+
+-- attack finding 5: the memory cap counts the bytes of the keys collected,
+-- not keys at an assumed size: 200 entities with 512-character keys do not
+-- fit 64kB, and the query falls back to the key-order scan
+SELECT count(tablestore.insert_entity('PiLock', jsonb_build_object('PartitionKey', lpad(i::text, 6, '0') || repeat('a', 506),
+	'RowKey', repeat('b', 512), 'A', 7))) AS inserted FROM generate_series(1, 200) i;
+SET tablestore.property_index = on;
+SET work_mem = '64kB';
+SELECT e->>'access' AS access, e->'property_index'->>'used' AS used, e->'property_index'->>'reason' AS reason
+FROM tablestore.explain_query('PiLock', 'A eq 7') e;
+SELECT count(*) AS matches FROM tablestore.query_entities('PiLock', 'A eq 7', 'A');
+-- short keys: 100 entities fit
+SELECT count(tablestore.insert_entity('PiLock', jsonb_build_object('PartitionKey', 's', 'RowKey', lpad(i::text, 4, '0'), 'A', 8)))
+	AS inserted FROM generate_series(1, 100) i;
+SELECT e->>'access' AS access, e->'property_index'->>'used' AS used
+FROM tablestore.explain_query('PiLock', 'A eq 8') e;
+RESET work_mem;
+RESET tablestore.property_index;
+SELECT tablestore.delete_table('PiLock');

@@ -435,6 +435,7 @@ $primary->start;
 		usleep(200_000);
 	}
 	is($st, 'live', 'the primary back: live again');
+}
 # a standby that stops answering on the connections the gateway holds
 # (frozen: SIGSTOP of all its processes, as a hung host or VM; the kernel
 # still accepts and acknowledges): every read at the secondary is 503
