@@ -46,7 +46,7 @@ CREATE TABLE tablestore.ttl_sweep_state (
 );
 COMMENT ON TABLE tablestore.ttl_sweep_state IS 'tablestore: the progress of the time to live sweeps (see view tablestore.ttl_sweeps)';
 
-CREATE VIEW tablestore.ttl_sweeps AS
+CREATE VIEW tablestore.ttl_sweeps WITH (security_barrier) AS
 	SELECT t.table_name, t.default_ttl, s.last_start, s.last_end, s.rows_deleted, s.total_deleted,
 		s.position AS current_position, s.errors, s.last_error, s.last_error_at
 	FROM tablestore.tables t LEFT JOIN tablestore.ttl_sweep_state s
@@ -257,7 +257,7 @@ COMMENT ON FUNCTION tablestore.replication_status() IS 'this standby''s replicat
 -- read-access secondary: end
 
 -- Time to live, ttl_sweeps shows only readable tables (attack F6 on issue 26 part 2): begin
-CREATE OR REPLACE VIEW tablestore.ttl_sweeps AS
+CREATE OR REPLACE VIEW tablestore.ttl_sweeps WITH (security_barrier) AS
 	SELECT t.table_name, t.default_ttl, s.last_start, s.last_end, s.rows_deleted, s.total_deleted,
 		s.position AS current_position, s.errors, s.last_error, s.last_error_at
 	FROM tablestore.tables t LEFT JOIN tablestore.ttl_sweep_state s

@@ -936,7 +936,7 @@ CREATE TABLE tablestore.ttl_sweep_state (
 );
 COMMENT ON TABLE tablestore.ttl_sweep_state IS 'tablestore: the progress of the time to live sweeps (see view tablestore.ttl_sweeps)';
 
-CREATE VIEW tablestore.ttl_sweeps AS
+CREATE VIEW tablestore.ttl_sweeps WITH (security_barrier) AS
 	SELECT t.table_name, t.default_ttl, s.last_start, s.last_end, s.rows_deleted, s.total_deleted,
 		s.position AS current_position, s.errors, s.last_error, s.last_error_at
 	FROM tablestore.tables t LEFT JOIN tablestore.ttl_sweep_state s

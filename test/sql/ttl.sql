@@ -187,7 +187,15 @@ SELECT rk FROM tablestore_data.ttl ORDER BY rk;
 REVOKE ALL ON tablestore_data.ttl FROM regress_ttl_other;
 SET ROLE regress_ttl_other;
 SELECT count(*) AS sweeps_shown FROM tablestore.ttl_sweeps;
+-- a security barrier: a cheap function of the caller's own, or a failing
+-- cast, in its WHERE never sees another table's row (second attack, F1)
+CREATE FUNCTION pg_temp.leak(text) RETURNS boolean LANGUAGE plpgsql COST 0.0000001
+	AS $$ BEGIN RAISE NOTICE 'leaked: %', $1; RETURN true; END $$;
+SELECT count(*) AS leaked FROM tablestore.ttl_sweeps WHERE pg_temp.leak(table_name);
+SELECT count(*) AS leaked FROM tablestore.ttl_sweeps WHERE table_name::int > 0;
 RESET ROLE;
+DROP FUNCTION pg_temp.leak(text);
+SELECT reloptions FROM pg_class WHERE oid = 'tablestore.ttl_sweeps'::regclass;
 SELECT tablestore.sweep_expired();		-- nothing left
 SELECT pg_temp.try($$SELECT tablestore.sweep_expired('Ttl', -1)$$);
 SELECT tablestore.sweep_expired('TtlOff');	-- off: nothing
