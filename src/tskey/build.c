@@ -149,12 +149,16 @@ static void
 add_pivot(BuildState *bs, int level, BlockNumber child, const TskEntry *key)
 {
 	MemoryContext old = MemoryContextSwitchTo(GetMemoryChunkContext(bs));
+	TskEntry	minus_inf;
 
 	if (level >= bs->nlevels)
 		start_level(bs, level, key);
 	else if (PageGetFreeSpace(bs->levels[level].page) < pivot_space(key) + TSK_MAX_PIVOT_SPACE)
 		finish_page(bs, level, key);
-	if (!tsk_page_add_pivot(bs->levels[level].page, InvalidOffsetNumber, child, key))
+	/* a page's first pivot stands for minus infinity: written empty */
+	memset(&minus_inf, 0, sizeof(minus_inf));
+	if (!tsk_page_add_pivot(bs->levels[level].page, InvalidOffsetNumber, child,
+							PageGetMaxOffsetNumber(bs->levels[level].page) == 0 ? &minus_inf : key))
 		elog(ERROR, "tskey build: pivot does not fit");
 	MemoryContextSwitchTo(old);
 }

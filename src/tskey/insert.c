@@ -286,8 +286,12 @@ tskinsert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
  * was.
  */
 static int
-split_point(const TskPivot *items, const Size *sizes, int n, Size hikey_size)
+split_point(const TskPivot *items, const Size *sizes, int n, Size hikey_size,
+			bool internal)
 {
+	TskEntry	minus_inf;
+	Size		first_size;
+
 	Size		total = 0,
 				left = 0,
 				best_cost = 0;
@@ -296,6 +300,8 @@ split_point(const TskPivot *items, const Size *sizes, int n, Size hikey_size)
 
 	if (n < 2)
 		elog(ERROR, "tskey page to split has %d items", n);
+	memset(&minus_inf, 0, sizeof(minus_inf));
+	first_size = MAXALIGN(tsk_pivot_size(&minus_inf)) + sizeof(ItemIdData);
 	for (m = 0; m < n; m++)
 		total += sizes[m];
 	for (m = 1; m < n; m++)
@@ -307,11 +313,125 @@ split_point(const TskPivot *items, const Size *sizes, int n, Size hikey_size)
 		left += sizes[m - 1];
 		lcost = left + MAXALIGN(tsk_pivot_size(&items[m].key)) + sizeof(ItemIdData);
 		rcost = total - left + hikey_size;
+		/* items[m] becomes the right page's first pivot, written empty */
+		if (internal)
+			rcost -= sizes[m] - first_size;
 		cost = Max(lcost, rcost);
 		if (m == 1 || cost < best_cost)
 		{
 			best = m;
 			best_cost = cost;
+		}
+	}
+	return best;
+}
+
+/*
+ * rightmost_split_point: where to split the rightmost page of a level, as
+ * nbtree does: the left half filled as far as a build fills a page (a leaf
+ * to fillfactor, an internal page keeping room for one maximal pivot, so
+ * that it is safe), the rest going right, where keys that grow keep
+ * arriving.  A split in the middle left every left half of an ascending
+ * workload half empty for good, and with 2 KiB pivots one child per
+ * internal page: the tree grew a level every few entries (attack report,
+ * finding 3).  Returns 0 when no left half fits the target.
+ */
+static int
+rightmost_split_point(Relation index, const TskPivot *items, const Size *sizes,
+					  int n, bool internal)
+{
+	Size		usable = BLCKSZ - SizeOfPageHeaderData - MAXALIGN(sizeof(TskPageOpaqueData));
+	Size		target;
+	int			m;
+
+	if (internal)
+	{
+		Size		left = 0;
+		int			best = 0;
+
+		target = usable - TSK_MAX_PIVOT_SPACE;
+		for (m = 1; m < n; m++)
+		{
+			left += sizes[m - 1];
+			if (left + MAXALIGN(tsk_pivot_size(&items[m].key)) + sizeof(ItemIdData) <= target)
+				best = m;
+		}
+		return best;
+	}
+	else
+	{
+		TskEntry   *entries = palloc(n * sizeof(TskEntry));
+		int			best = 0;
+
+		target = usable * tsk_fillfactor(index) / 100;
+		for (m = 0; m < n; m++)
+			entries[m] = items[m].key;
+		for (m = n - 1; m >= 1; m--)
+		{
+			if (tsk_leaf_size(entries, m) + MAXALIGN(tsk_pivot_size(&items[m].key)) +
+				sizeof(ItemIdData) <= target)
+			{
+				best = m;
+				break;
+			}
+		}
+		pfree(entries);
+		return best;
+	}
+}
+
+/*
+ * path_split_point: where to split an internal page on the path of search
+ * key sk so that the half the path goes on into gets as few children as
+ * can be while both halves stay safe, and the other half keeps the rest.
+ * With pivots of up to 2 KiB a safe page holds two or three children, and
+ * a split in the middle of three left one child on the half the inserts
+ * had passed and two on the half they go on into, which split again at the
+ * next insert: inserts moving through the middle of the key space left a
+ * chain of one-child pages on every level and the tree grew a level every
+ * few entries (attack report, finding 3).  Now the half left behind keeps
+ * two children or more, so the height stays logarithmic.  Returns 0 when
+ * no split leaves both halves safe.
+ */
+static int
+path_split_point(const TskPivot *items, const Size *sizes, int n, Size hikey_size,
+				 const TskSearchKey *sk)
+{
+	Size		usable = BLCKSZ - SizeOfPageHeaderData - MAXALIGN(sizeof(TskPageOpaqueData));
+	Size		target = usable - TSK_MAX_PIVOT_SPACE;
+	Size		total = 0,
+				left = 0;
+	TskEntry	minus_inf;
+	Size		first_size;
+	int			pos = 0;
+	int			best = 0,
+				best_count = 0;
+	int			m;
+
+	memset(&minus_inf, 0, sizeof(minus_inf));
+	first_size = MAXALIGN(tsk_pivot_size(&minus_inf)) + sizeof(ItemIdData);
+	for (m = 0; m < n; m++)
+	{
+		total += sizes[m];
+		if (m > 0 && tsk_search_cmp(sk, &items[m].key) >= 0)
+			pos = m;
+	}
+	for (m = 1; m < n; m++)
+	{
+		Size		lcost,
+					rcost;
+		int			count;
+
+		left += sizes[m - 1];
+		lcost = left + MAXALIGN(tsk_pivot_size(&items[m].key)) + sizeof(ItemIdData);
+		rcost = total - left - sizes[m] + first_size + hikey_size;
+		if (lcost > target || rcost > target)
+			continue;
+		count = pos >= m ? n - m : m;
+		if (best == 0 || count < best_count)
+		{
+			best = m;
+			best_count = count;
 		}
 	}
 	return best;
@@ -324,10 +444,11 @@ split_point(const TskPivot *items, const Size *sizes, int n, Size hikey_size)
  * sibling (its left link), registered in lock order.  With the resource
  * manager only the new page is logged whole: the replay rebuilds the page
  * from its items and the split point, and adds the downlink logged.
- * Returns the new page, still locked.
+ * sk is the split pass's search key (path_split_point).  Returns the new
+ * page, still locked.
  */
 static Buffer
-split_page(Relation index, Buffer parent, Buffer buf)
+split_page(Relation index, Buffer parent, Buffer buf, const TskSearchKey *sk)
 {
 	Page		page = BufferGetPage(buf);
 	TskPageOpaqueData op = *TskPageGetOpaque(page);
@@ -352,8 +473,15 @@ split_page(Relation index, Buffer parent, Buffer buf)
 
 	if (!TskPageIsRightmost(&op))
 		tsk_pivot_read(page, TSK_HIKEY, &hikey);
-	m = split_point(items, sizes, n, TskPageIsRightmost(&op) ? 0 :
-					MAXALIGN(tsk_pivot_size(&hikey.key)) + sizeof(ItemIdData));
+	m = TskPageIsRightmost(&op) ?
+		rightmost_split_point(index, items, sizes, n, op.level > 0) : 0;
+	if (m == 0 && op.level > 0)
+		m = path_split_point(items, sizes, n, TskPageIsRightmost(&op) ? 0 :
+							 MAXALIGN(tsk_pivot_size(&hikey.key)) + sizeof(ItemIdData), sk);
+	if (m == 0)
+		m = split_point(items, sizes, n, TskPageIsRightmost(&op) ? 0 :
+						MAXALIGN(tsk_pivot_size(&hikey.key)) + sizeof(ItemIdData),
+						op.level > 0);
 
 	/* the downlink to this page in the parent */
 	for (off = TskFirstData(TskPageGetOpaque(parentpage)); off <= PageGetMaxOffsetNumber(parentpage); off++)
@@ -420,7 +548,7 @@ split_root(Relation index, Buffer root)
 	TskPivot   *items = palloc(TSK_MAX_ENTRIES_PER_PAGE * sizeof(TskPivot));
 	Size	   *sizes = palloc(TSK_MAX_ENTRIES_PER_PAGE * sizeof(Size));
 	int			n = tsk_page_items(page, items, sizes);
-	int			m = split_point(items, sizes, n, 0);
+	int			m = rightmost_split_point(index, items, sizes, n, level > 0);
 	Buffer		lbuf = tsk_new_buffer(index);
 	Buffer		rbuf = tsk_new_buffer(index);
 	BlockNumber lblkno = BufferGetBlockNumber(lbuf);
@@ -431,6 +559,8 @@ split_root(Relation index, Buffer root)
 	Page		rpage = tsk_xlog_register(state, 2, rbuf, TSK_XLOG_IMAGE);
 	TskEntry	minus_inf;
 
+	if (m == 0)
+		m = split_point(items, sizes, n, 0, level > 0);
 	tsk_init_page(lpage, level, InvalidBlockNumber, rblkno);
 	tsk_fill_page(lpage, &items[m].key, items, m);
 	tsk_init_page(rpage, level, lblkno, InvalidBlockNumber);
@@ -537,14 +667,14 @@ restart:
 		if (TskPageGetOpaque(page)->level == 0)
 		{
 			if (!leaf_has_room(page, e))
-				UnlockReleaseBuffer(split_page(index, parent, buf));
+				UnlockReleaseBuffer(split_page(index, parent, buf, &sk));
 			UnlockReleaseBuffer(buf);
 			UnlockReleaseBuffer(parent);
 			return;
 		}
 		if (!internal_is_safe(page))
 		{
-			Buffer		right = split_page(index, parent, buf);
+			Buffer		right = split_page(index, parent, buf, &sk);
 
 			if (tsk_beyond_hikey(BufferGetPage(buf), &sk))
 			{

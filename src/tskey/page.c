@@ -1162,11 +1162,17 @@ tsk_page_items(Page page, TskPivot *items, Size *sizes)
  * tsk_fill_page: write items[0..n) and the high key (or none) onto a page
  * initialised with its level and links.  Both halves of a split always fit:
  * each holds at most what the page held.  (Also the replay of a split.)
+ * The first pivot of an internal page stands for minus infinity and is
+ * written with empty keys, as nbtree truncates it: written in full, a pair
+ * of 2 KiB keys on a page that must keep room for a maximal pivot and a
+ * high key left room for one child only, and the tree grew a level per
+ * few entries (attack report, finding 3).
  */
 void
 tsk_fill_page(Page page, const TskEntry *hikey, const TskPivot *items, int n)
 {
 	TskPageOpaque op = TskPageGetOpaque(page);
+	TskEntry	minus_inf;
 	int			i;
 
 	if (op->level == 0)
@@ -1182,8 +1188,10 @@ tsk_fill_page(Page page, const TskEntry *hikey, const TskPivot *items, int n)
 	}
 	if (hikey && !tsk_page_add_pivot(page, TSK_HIKEY, InvalidBlockNumber, hikey))
 		elog(ERROR, "tskey split high key does not fit its page");
+	memset(&minus_inf, 0, sizeof(minus_inf));
 	for (i = 0; i < n; i++)
-		if (!tsk_page_add_pivot(page, InvalidOffsetNumber, items[i].child, &items[i].key))
+		if (!tsk_page_add_pivot(page, InvalidOffsetNumber, items[i].child,
+								i == 0 ? &minus_inf : &items[i].key))
 			elog(ERROR, "tskey internal split does not fit its page");
 }
 
