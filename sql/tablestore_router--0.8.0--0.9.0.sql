@@ -54,6 +54,14 @@ CREATE FUNCTION tablestore_router._list_property_indexes(table_name text)
 				   valid boolean, created_at timestamptz)
 	LANGUAGE plproxy AS $$ CLUSTER 'tablestore_cluster'; RUN ON ALL;
 	SELECT * FROM tablestore.list_property_indexes(table_name); $$;
+REVOKE EXECUTE ON FUNCTION tablestore_router._list_property_indexes(text) FROM PUBLIC;
+-- every node's rows through a C entry point, so that a node's refusal of
+-- the caller's connection is 42501 and a lost node ServerBusy, as in every
+-- routed call (src/router/propindex.c)
+CREATE FUNCTION tablestore_router._property_index_rows(table_name text)
+	RETURNS TABLE (table_name text, property text, edm_type text, index_name text, size bigint,
+				   valid boolean, created_at timestamptz)
+	AS 'MODULE_PATHNAME', 'router_property_index_rows' LANGUAGE C VOLATILE;
 CREATE FUNCTION tablestore.list_property_indexes(table_name text DEFAULT NULL)
 	RETURNS TABLE (table_name text, property text, edm_type text, index_name text, size bigint,
 				   valid boolean, created_at timestamptz)
@@ -62,7 +70,7 @@ AS $$
 	SELECT l.table_name, l.property, l.edm_type, min(l.index_name), sum(l.size)::bigint,
 		bool_and(l.valid) AND count(*) >= (SELECT count(DISTINCT p.node) FROM tablestore_router.partitions() p),
 		min(l.created_at)
-	FROM tablestore_router._list_property_indexes($1) l
+	FROM tablestore_router._property_index_rows($1) l
 	GROUP BY l.table_name, l.property, l.edm_type
 	ORDER BY l.table_name COLLATE "C", l.property COLLATE "C", l.edm_type COLLATE "C"
 $$;

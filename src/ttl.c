@@ -826,11 +826,15 @@ ttl_catalog_changed(PG_FUNCTION_ARGS)
 
 	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_AFTER(td->tg_event) ||
 		!TRIGGER_FIRED_FOR_ROW(td->tg_event))
-		elog(ERROR, "_ttl_catalog_changed must be an AFTER ... FOR EACH ROW trigger");
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("_ttl_catalog_changed must be fired as an AFTER ... FOR EACH ROW trigger")));
 	nsp = get_namespace_oid(TS_DATA_SCHEMA, true);
 	att = SPI_fnumber(RelationGetDescr(td->tg_relation), "relation_name");
 	if (att <= 0)
-		elog(ERROR, "tablestore.tables has no column relation_name");
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("_ttl_catalog_changed must be a trigger of tablestore.tables")));
 	tuples[0] = td->tg_trigtuple;
 	tuples[1] = td->tg_newtuple;
 	for (int i = 0; i < 2 && OidIsValid(nsp); i++)

@@ -22,6 +22,7 @@
 #include "postgres.h"
 
 #include "fmgr.h"
+#include "funcapi.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 
@@ -155,4 +156,34 @@ router_drop_property_index(PG_FUNCTION_ARGS)
 						strncmp(type, "Edm.", 4) == 0 ? "" : "Edm.", type)));
 	}
 	PG_RETURN_BOOL(done);
+}
+
+/*
+ * tablestore_router._property_index_rows(table_name text) RETURNS SETOF (the
+ * columns of list_property_indexes): every node's list, one row per node
+ * and index, which the router's list_property_indexes (SQL) aggregates.  A
+ * C entry point, so that a node's refusal of the caller's connection is a
+ * privilege error (42501) and a lost node ServerBusy, as in every routed
+ * call, not PL/Proxy's internal error (test/cluster/fuzz_router.sh found
+ * it).
+ */
+TS_FUNCTION_PREFIX PG_FUNCTION_INFO_V1(router_property_index_rows);
+Datum
+router_property_index_rows(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Datum		args[1];
+	bool		nulls[1];
+	RemoteRow  *rows;
+	int			nrows;
+
+	(void) router_cluster_shape(NULL);
+	router_mapping_check();
+	args[0] = PG_GETARG_DATUM(0);
+	nulls[0] = PG_ARGISNULL(0);
+	rows = router_call_remote_rows("tablestore_router._list_property_indexes(pg_catalog.text)", 1, args, nulls, &nrows);
+	InitMaterializedSRF(fcinfo, MAT_SRF_USE_EXPECTED_DESC);
+	for (int r = 0; r < nrows; r++)
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, rows[r].values, rows[r].nulls);
+	return (Datum) 0;
 }

@@ -94,8 +94,8 @@
  */
 typedef struct RemoteRow
 {
-	Datum		values[6];
-	bool		nulls[6];
+	Datum		values[8];
+	bool		nulls[8];
 } RemoteRow;
 
 /* an argument of the calling function, NULL when it is SQL NULL */

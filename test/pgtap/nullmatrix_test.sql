@@ -113,9 +113,11 @@ SELECT f.sig, f.qname, r.role, pos, v.kind, f.isstrict,
 	-- required: no default, and not one that means "none" when NULL (the
 	-- query parameters of _query_entities and explain_query have no
 	-- defaults but are optional like those of query_entities; a NULL acl
-	-- of set_table_acl removes every stored access policy, as [] does)
+	-- of set_table_acl removes every stored access policy, as [] does; NULL
+	-- seconds of set_table_ttl turns time to live off)
 	pos <= f.nargs - f.ndefaults
-		AND f.argnames[pos] NOT IN ('filter', 'select_list', 'top', 'next_partition_key', 'next_row_key', 'next_pk', 'next_rk', 'acl') AS required,
+		AND f.argnames[pos] NOT IN ('filter', 'select_list', 'top', 'next_partition_key', 'next_row_key', 'next_pk', 'next_rk', 'acl')
+		AND NOT (f.argnames[pos] = 'seconds' AND f.qname LIKE '%set_table_ttl') AS required,
 	f.qname || '(' || (SELECT string_agg(CASE WHEN i = pos THEN v.expr
 			ELSE pg_temp.nm_valid(f.qname, f.argnames[i], f.argtypes[i]) END, ', ' ORDER BY i)
 		FROM generate_series(1, f.nargs) i) || ')' AS call,
